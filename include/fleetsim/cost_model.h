@@ -1,0 +1,44 @@
+// How long a collective takes once every member has arrived. A CostModel is a
+// const, pure function of (op, bytes, group shape): no state, no randomness, safe
+// to share between threads. The engine asks it once per matched collective.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "fleetsim/scenario.h"
+#include "fleetsim/time.h"
+
+namespace fleetsim {
+
+// Where a process group's members sit on the fleet.
+struct GroupShape {
+  int ranks = 1;           // members
+  int nodes = 1;           // distinct nodes the members are on
+  int ranks_per_node = 1;  // most members on any one node
+};
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+
+  // Time from the last member's arrival to completion for every member.
+  // `bytes` is nccl-tests' S for the op (see Op::bytes). REQUIRES: is_collective(op),
+  // bytes >= 0, shape.ranks >= 1. A one-member group costs only the launch latency.
+  virtual Duration collective_time(OpKind op, int64_t bytes, const GroupShape& shape) const = 0;
+
+  // A short name for summaries ("alpha-beta ring").
+  virtual const char* name() const = 0;
+};
+
+// Bytes one member sends in total for the op under a ring schedule
+// (allreduce 2(n-1)/n*S, allgather/reducescatter/alltoall (n-1)/n*S, broadcast/
+// reduce S, send S). Used for NIC counters and bus bandwidth.
+double ring_bytes_sent_per_rank(OpKind op, int64_t bytes, int ranks);
+
+// The placeholder model of the simulator core: a ring over the group's slowest
+// link class (NVLink inside one node, the rank's share of its node's NICs
+// across nodes), T = steps * alpha + bytes_sent / bandwidth.
+std::unique_ptr<CostModel> make_alpha_beta_model(const Fleet& fleet);
+
+}  // namespace fleetsim

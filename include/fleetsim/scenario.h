@@ -1,0 +1,162 @@
+// A Scenario is the pure-data form of a scenario YAML file: what the fleet is,
+// how ranks are grouped, what every rank runs each step, and which faults are
+// injected. It is produced by load_scenario() (sim/io/scenario_loader.h), which
+// validates everything that can be checked without running; it holds no engine
+// state and can be copied freely. Every value that a later stage might report
+// on carries the SourceLoc it came from.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fleetsim/status.h"
+#include "fleetsim/time.h"
+
+namespace fleetsim {
+
+// What a rank's step program can do. Collectives are issued on a process group.
+enum class OpKind : uint8_t {
+  kCompute,        // GPU work for `time` (+ jitter); the CPU only enqueues it
+  kCpu,            // CPU-side work (data loading, checkpoint I/O): occupies the CPU, not the GPU
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,      // with `root` (index of the root within the group)
+  kReduce,         // with `root`
+  kAllToAll,
+  kBarrier,        // an all-reduce of one element, then the CPU waits for it (as ProcessGroupNCCL does)
+  kSend,           // point-to-point to the next/previous pipeline stage
+  kRecv,
+  kSync,           // the CPU waits until its GPU has finished everything enqueued (loss.item())
+  kLog,            // the rank prints a line to job.log
+  kWhen,           // conditional block: `when` expression, `do` and optional `else` lists
+};
+
+// True for ops that are NCCL kernels on a process group (including barrier,
+// send and recv).
+bool is_collective(OpKind k);
+// YAML spelling ("allreduce") and PyTorch flight-recorder profiling name
+// ("nccl:all_reduce") and watchdog OpType ("ALLREDUCE").
+const char* op_yaml_name(OpKind k);
+const char* op_profiling_name(OpKind k);
+const char* op_watchdog_name(OpKind k);
+
+// Element types, as the flight recorder spells them (input_dtypes: ["Float"]).
+enum class DType : uint8_t { kFloat, kBFloat16, kHalf, kDouble, kInt, kLong, kByte, kFloat8 };
+const char* dtype_name(DType t);       // "Float", "BFloat16", ...
+int dtype_bytes(DType t);              // 4, 2, ...
+
+// Jitter of a duration: a normal with coefficient of variation `cv` (0 = none).
+// Later distributions (lognormal, gamma, empirical) extend this struct.
+struct Jitter {
+  double cv = 0.0;
+};
+
+// One entry of a step program.
+struct Op {
+  OpKind kind = OpKind::kCompute;
+  std::string name;         // as the YAML names it; frames and logs use it
+  SourceLoc loc;            // of the op's mapping in the file
+
+  // kCompute, kCpu
+  Duration time{};
+  Jitter jitter;
+
+  // collectives and send/recv
+  std::string group;        // "world", "tp", "dp", "pp"
+  int64_t bytes = 0;        // nccl-tests' S: allreduce/broadcast/reduce = the tensor;
+                            // allgather = the gathered output; reducescatter = the input;
+                            // alltoall = the send buffer; send/recv = the message
+  DType dtype = DType::kFloat;
+  int root = 0;             // kBroadcast, kReduce: index within the group
+  std::string peer;         // kSend, kRecv: "next" or "prev" pipeline stage
+
+  // kLog
+  std::string text;         // "{step}" etc. are substituted; "{name}" of an op waits for the GPU
+
+  // kWhen
+  std::string when;         // expression source text
+  SourceLoc when_loc;       // of the expression string (col points at its first character)
+  std::vector<Op> then_ops;
+  std::vector<Op> else_ops;
+};
+
+// Hardware of the fleet. A preset fills every field; explicit keys override.
+struct Fleet {
+  std::string system;             // preset name ("dgx-h100") or "custom"
+  int nodes = 1;
+  int gpus_per_node = 8;
+  int sms_per_gpu = 132;
+  double nvlink_bandwidth_GBps = 450.0;   // per GPU per direction
+  Duration nvlink_latency = Duration::nanos(600);
+  int nics_per_node = 8;
+  double nic_bandwidth_Gbps = 400.0;      // per NIC per direction
+  Duration net_latency = Duration::nanos(5000);
+};
+
+struct Parallel {
+  int tp = 1;
+  int dp = 0;  // 0 = whatever the fleet leaves: ranks / (tp * pp)
+  int pp = 1;
+};
+
+// How the simulated job behaves around its step program.
+struct Job {
+  int64_t steps = 1;
+  uint64_t seed = 1;
+  std::optional<Duration> watchdog = Duration::minutes(10);  // nullopt = "off"
+  Duration telemetry_period = Duration::seconds(1);
+  int launch_queue = 4;           // GPU ops a CPU may enqueue ahead of its GPU
+  int flight_recorder_entries = 2000;   // per rank, as TORCH_FR_BUFFER_SIZE
+  Duration dump_wait = Duration::seconds(60);     // watchdog waits this long for dumps, then aborts
+  Duration crash_detect = Duration::seconds(5);   // launcher notices a dead rank this long after
+};
+
+enum class FaultKind : uint8_t {
+  kStraggler,  // ranks' compute runs `slowdown` times longer in [from_step, to_step]
+  kStall,      // rank's CPU enters `where` at the start of at_step and never returns
+  kCrash,      // rank's process dies at the start of at_step
+  kSkip,       // rank does not issue op `op` at at_step
+  kMismatch,   // rank issues op `op` at at_step with other bytes and/or dtype
+};
+const char* fault_yaml_name(FaultKind k);
+
+struct Fault {
+  FaultKind kind = FaultKind::kStraggler;
+  SourceLoc loc;
+  std::vector<int> ranks;         // kStraggler: several; others: exactly one
+  double slowdown = 1.0;          // kStraggler
+  int64_t from_step = 1;          // kStraggler
+  int64_t to_step = INT64_MAX;    // kStraggler (inclusive)
+  int64_t at_step = 0;            // kStall, kCrash, kSkip, kMismatch
+  std::string where;              // kStall: "data_loader", "checkpoint", ...
+  std::string op;                 // kSkip, kMismatch: the op's name
+  std::optional<int64_t> bytes;   // kMismatch
+  std::optional<DType> dtype;     // kMismatch
+};
+
+// What a scenario says its run must show; `fleetsim run --check-expect` and the
+// scenario tests verify it.
+struct Expect {
+  std::optional<std::string> outcome;        // completed | hang | crash | deadlock
+  std::optional<int64_t> hang_step;
+  std::optional<int64_t> steps_completed;
+};
+
+struct Scenario {
+  std::string file;               // path it was loaded from ("" for in-memory)
+  std::string name;
+  std::string description;
+  Fleet fleet;
+  Parallel parallel;
+  Job job;
+  std::vector<Op> step;
+  std::vector<Fault> faults;
+  Expect expect;
+
+  int ranks() const { return fleet.nodes * fleet.gpus_per_node; }
+};
+
+}  // namespace fleetsim

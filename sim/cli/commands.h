@@ -1,0 +1,15 @@
+// Each fleetsim subcommand lives in its own <name>_cmd.cc and registers itself on
+// the root CLI11 app. Its callback stores the process exit code in *exit_code:
+// 0 = it ran (whatever the simulated job did), 2 = bad input, 1 = internal failure.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace fleetsim::cli {
+
+void register_run_command(CLI::App& app, int* exit_code);
+void register_check_command(CLI::App& app, int* exit_code);
+void register_collectives_command(CLI::App& app, int* exit_code);
+void register_diagnose_command(CLI::App& app, int* exit_code);
+
+}  // namespace fleetsim::cli

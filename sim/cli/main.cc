@@ -1,0 +1,23 @@
+// fleetsim: the command-line entry point. Subcommands register themselves
+// (commands.h); this file only builds the root app and maps errors to exit codes.
+#include <cstdio>
+
+#include "sim/cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"fleetsim: a discrete-event simulator of synchronous training fleets"};
+  app.set_version_flag("--version", std::string("fleetsim ") + FLEETSIM_VERSION);
+  app.require_subcommand(1);
+  int exit_code = 0;
+  // --- subcommands (one line each) ---
+  // fleetsim::cli::register_run_command(app, &exit_code);
+  // fleetsim::cli::register_check_command(app, &exit_code);
+  // --- end subcommands ---
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;  // usage errors are bad input
+  }
+  return exit_code;
+}

@@ -1,0 +1,56 @@
+// The small expression language of `when:` conditions, e.g.
+//   rank == 0 && step % 400 == 0
+// Integers only (int64). Variables: rank local_rank node step world_size tp_rank
+// dp_rank pp_rank. Operators, loosest first: || ; && ; == != ; < <= > >= ;
+// + - ; * / % ; unary ! - ; parentheses. Comparisons and logic yield 0 or 1;
+// a value is true when non-zero. Parsing compiles to a flat postfix program so
+// that evaluating it (once per rank per step) does not allocate.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fleetsim/status.h"
+
+namespace fleetsim {
+
+enum class Var : uint8_t {
+  kRank, kLocalRank, kNode, kStep, kWorldSize, kTpRank, kDpRank, kPpRank,
+  kCount
+};
+const char* var_name(Var v);
+
+// Values of every Var, indexed by static_cast<int>(Var).
+using VarValues = std::array<int64_t, static_cast<size_t>(Var::kCount)>;
+
+class Expr {
+ public:
+  // Parses `text`. On error the Diagnostic's loc.col is the 1-based column
+  // within `text` of the offending token (loc.file and loc.line are left empty
+  // for the caller to fill in), and the message says what was expected, e.g.
+  // "expected an operand after '&&'" or "unknown variable 'rnak' (did you mean 'rank'?)".
+  static Result<Expr> parse(std::string_view text);
+
+  // Evaluates with the given variable values. A division or modulo by zero
+  // yields no value: returns false and leaves *out untouched.
+  bool eval(const VarValues& vars, int64_t* out) const;
+
+  // True if the expression reads `v` (e.g. to know whether it varies by step).
+  bool uses(Var v) const;
+
+  const std::string& text() const { return text_; }
+
+ private:
+  struct Instr {
+    uint8_t code;   // an opcode private to expr.cc
+    int64_t value;  // literal value or Var index
+  };
+  std::string text_;
+  std::vector<Instr> code_;
+  uint32_t vars_used_ = 0;  // bit i set if Var i is read
+};
+
+}  // namespace fleetsim
