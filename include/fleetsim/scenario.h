@@ -100,6 +100,7 @@ struct Parallel {
   int tp = 1;
   int dp = 0;  // 0 = whatever the fleet leaves: ranks / (tp * pp)
   int pp = 1;
+  bool pp_given = false;  // the `pp` group exists only if the scenario named pp
 };
 
 // How the simulated job behaves around its step program.

@@ -16,8 +16,10 @@ inline constexpr int kMaxDiagnostics = 20;
 
 // Loads and validates `path`. `overrides` are "KEY=VALUE" strings from
 // `--set`, applied to the YAML tree before it is read: KEY is a dotted path
-// ("job.steps", "fleet.nodes", "parallel.tp"), VALUE is parsed as YAML. A bad
-// override is reported at "<command line>:0:0"-style location naming the --set.
+// ("job.steps", "fleet.nodes", "parallel.tp"; a number segment indexes a list),
+// VALUE is parsed as YAML; missing mappings on the path are created. Overrides
+// are validated like the file. A diagnostic about an override uses the label
+// "--set KEY=VALUE" as its file, line 1, and the column within that label.
 Result<Scenario> load_scenario(const std::string& path,
                                const std::vector<std::string>& overrides = {});
 

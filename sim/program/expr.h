@@ -26,6 +26,11 @@ const char* var_name(Var v);
 // Values of every Var, indexed by static_cast<int>(Var).
 using VarValues = std::array<int64_t, static_cast<size_t>(Var::kCount)>;
 
+// The candidate closest to `word` by edit distance, if it is close enough to
+// be a likely typo (distance <= 2, and less than the word's length); else "".
+// Shared by the expression parser and the scenario loader for "did you mean".
+std::string closest_name(std::string_view word, const std::vector<std::string_view>& candidates);
+
 class Expr {
  public:
   // Parses `text`. On error the Diagnostic's loc.col is the 1-based column
@@ -49,6 +54,7 @@ class Expr {
     int64_t value;  // literal value or Var index
   };
   std::string text_;
+  struct Parser;  // recursive-descent compiler, defined in expr.cc
   std::vector<Instr> code_;
   uint32_t vars_used_ = 0;  // bit i set if Var i is read
 };

@@ -1,0 +1,220 @@
+// load_scenario(): YAML text -> YamlNode tree -> --set overrides -> a fully
+// validated Scenario. This file holds the entry points and the top-level,
+// fleet, parallel, job and expect sections; the step program and the faults
+// are read in step_reader.cc and fault_reader.cc.
+#include "sim/io/scenario_loader.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "sim/io/scenario_reader.h"
+#include "sim/io/yaml_tree.h"
+
+namespace fleetsim {
+namespace {
+
+struct Preset {
+  std::string_view name;
+  int gpus_per_node;
+  int sms_per_gpu;
+  double nvlink_GBps;
+  int nics_per_node;
+  double nic_Gbps;
+};
+constexpr Preset kPresets[] = {
+    {"dgx-h100", 8, 132, 450.0, 8, 400.0},
+    {"dgx-a100", 8, 108, 300.0, 8, 200.0},
+};
+constexpr int64_t kMaxRanks = 1 << 24;
+
+const Names kTopKeys = {"name", "description", "fleet", "parallel", "job", "step", "faults", "expect"};
+const Names kFleetKeys = {"system", "nodes", "gpus_per_node", "sms_per_gpu", "nvlink_bandwidth",
+                          "nvlink_latency", "nics_per_node", "nic_bandwidth", "net_latency"};
+const Names kParallelKeys = {"tp", "dp", "pp"};
+const Names kJobKeys = {"steps", "seed", "watchdog", "telemetry_period", "launch_queue",
+                        "flight_recorder_entries", "dump_wait", "crash_detect"};
+const Names kExpectKeys = {"outcome", "hang_step", "steps_completed"};
+const Names kOutcomes = {"completed", "hang", "crash", "deadlock"};
+
+}  // namespace
+
+Scenario ScenarioReader::read(const YamlNode& root) {
+  if (!check_map(root, "scenario (top level)", kTopKeys)) return s_;
+  if (const YamlNode* n = require(root, "name", "scenario (top level)")) {
+    if (auto v = as_string(*n, "name")) s_.name = *v;
+  }
+  if (const YamlNode* n = root.find("description")) {
+    if (auto v = as_string(*n, "description")) s_.description = *v;
+  }
+  if (const YamlNode* n = require(root, "fleet", "scenario (top level)")) read_fleet(*n, &s_.fleet);
+  read_parallel(root.find("parallel"), root.loc, &s_.parallel);
+  if (const YamlNode* n = root.find("job")) read_job(*n, &s_.job);
+  if (const YamlNode* n = require(root, "step", "scenario (top level)")) {
+    read_program(*n, "step", &s_.step);
+    check_logs();
+  }
+  if (const YamlNode* n = root.find("faults")) read_faults(*n, &s_.faults);
+  if (const YamlNode* n = root.find("expect")) read_expect(*n, &s_.expect);
+  return s_;
+}
+
+void ScenarioReader::read_fleet(const YamlNode& n, Fleet* fleet) {
+  const size_t errors_before = error_count();
+  if (!check_map(n, "fleet", kFleetKeys)) return;
+  fleet->system = "dgx-h100";
+  if (const YamlNode* sys = n.find("system")) {
+    if (auto v = as_string(*sys, "fleet.system")) fleet->system = *v;
+  }
+  const Preset* preset = nullptr;
+  Names systems;
+  for (const Preset& p : kPresets) {
+    systems.push_back(p.name);
+    if (p.name == fleet->system) preset = &p;
+  }
+  systems.push_back("custom");
+  if (preset) {
+    fleet->gpus_per_node = preset->gpus_per_node;
+    fleet->sms_per_gpu = preset->sms_per_gpu;
+    fleet->nvlink_bandwidth_GBps = preset->nvlink_GBps;
+    fleet->nics_per_node = preset->nics_per_node;
+    fleet->nic_bandwidth_Gbps = preset->nic_Gbps;
+  } else if (fleet->system == "custom") {
+    require(n, "gpus_per_node", "fleet (system: custom)");
+  } else if (const YamlNode* sys = n.find("system"); sys && sys->is_scalar()) {
+    unknown_name(sys->loc, "fleet.system preset", fleet->system, systems);
+  }
+  if (const YamlNode* v = require(n, "nodes", "fleet")) {
+    if (auto x = as_int(*v, "fleet.nodes", 1, kMaxRanks)) fleet->nodes = static_cast<int>(*x);
+  }
+  read_int(n, "gpus_per_node", "fleet", 1, 1024, &fleet->gpus_per_node);
+  read_int(n, "sms_per_gpu", "fleet", 1, 100000, &fleet->sms_per_gpu);
+  read_int(n, "nics_per_node", "fleet", 1, 1024, &fleet->nics_per_node);
+  if (const YamlNode* v = n.find("nvlink_bandwidth")) {
+    if (auto x = as_bandwidth(*v, "fleet.nvlink_bandwidth")) fleet->nvlink_bandwidth_GBps = *x;
+  }
+  if (const YamlNode* v = n.find("nic_bandwidth")) {
+    // Stored in Gb/s, as NICs are rated.
+    if (auto x = as_bandwidth(*v, "fleet.nic_bandwidth")) fleet->nic_bandwidth_Gbps = *x * 8.0;
+  }
+  read_duration(n, "nvlink_latency", "fleet", &fleet->nvlink_latency);
+  read_duration(n, "net_latency", "fleet", &fleet->net_latency);
+  if (error_count() == errors_before && static_cast<int64_t>(fleet->nodes) * fleet->gpus_per_node > kMaxRanks) {
+    error(n.loc, "fleet has " + std::to_string(static_cast<int64_t>(fleet->nodes) * fleet->gpus_per_node) +
+                     " ranks; at most " + std::to_string(kMaxRanks) + " are supported");
+  }
+  fleet_ok_ = error_count() == errors_before;
+}
+
+void ScenarioReader::read_parallel(const YamlNode* n, const SourceLoc& root_loc, Parallel* par) {
+  const size_t errors_before = error_count();
+  const SourceLoc loc = n ? n->loc : root_loc;
+  if (n) {
+    if (!check_map(*n, "parallel", kParallelKeys)) return;
+    read_int(*n, "tp", "parallel", 1, kMaxRanks, &par->tp);
+    read_int(*n, "dp", "parallel", 1, kMaxRanks, &par->dp);
+    read_int(*n, "pp", "parallel", 1, kMaxRanks, &par->pp);
+    par->pp_given = n->find("pp") != nullptr;
+  }
+  if (!fleet_ok_ || error_count() != errors_before) return;
+  const int64_t ranks = s_.ranks();
+  const std::string fleet_desc = std::to_string(ranks) + " ranks (" + std::to_string(s_.fleet.nodes) +
+                                 " nodes x " + std::to_string(s_.fleet.gpus_per_node) + " GPUs)";
+  const int64_t tp_pp = static_cast<int64_t>(par->tp) * par->pp;
+  if (par->dp > 0) {
+    if (tp_pp * par->dp != ranks) {
+      return error(loc, "tp*dp*pp = " + std::to_string(par->tp) + "*" + std::to_string(par->dp) + "*" +
+                            std::to_string(par->pp) + " = " + std::to_string(tp_pp * par->dp) +
+                            " does not equal the fleet's " + fleet_desc);
+    }
+  } else if (ranks % tp_pp != 0) {
+    return error(loc, "tp*pp = " + std::to_string(tp_pp) + " does not divide the fleet's " + fleet_desc +
+                          "; expected tp*pp to divide the rank count so dp = ranks/(tp*pp)");
+  } else {
+    par->dp = static_cast<int>(ranks / tp_pp);
+  }
+  parallel_ok_ = true;
+}
+
+void ScenarioReader::read_job(const YamlNode& n, Job* job) {
+  if (!check_map(n, "job", kJobKeys)) return;
+  const size_t errors_before = error_count();
+  read_int(n, "steps", "job", 1, int64_t{1} << 40, &job->steps);
+  job_ok_ = error_count() == errors_before;
+  read_int(n, "seed", "job", 0, INT64_MAX, &job->seed);
+  if (const YamlNode* v = n.find("watchdog")) {
+    if (v->is_scalar() && v->scalar == "off") {
+      job->watchdog = std::nullopt;
+    } else if (auto d = v->is_scalar() ? parse_duration(v->scalar) : Result<Duration>(Diagnostic{});
+               !d.ok()) {
+      // Keep the unit parser's detail when it adds any ("unknown unit 'mins'").
+      const std::string& why = v->is_scalar() ? d.errors()[0].message : std::string();
+      const bool adds = !why.empty() && why.rfind("expected a duration", 0) != 0;
+      error(v->loc, "expected a duration like 10min or 'off' for 'job.watchdog', got " + v->describe() +
+                        (adds ? " (" + why + ")" : std::string()));
+    } else if (d->ns <= 0) {
+      error(v->loc, "'job.watchdog' must be > 0; use 'off' to disable it");
+    } else {
+      job->watchdog = *d;
+    }
+  }
+  if (const YamlNode* v = n.find("telemetry_period")) {
+    if (auto d = as_duration(*v, "job.telemetry_period")) {
+      if (d->ns <= 0) error(v->loc, "'job.telemetry_period' must be > 0 (got " + v->scalar + ")");
+      else job->telemetry_period = *d;
+    }
+  }
+  read_int(n, "launch_queue", "job", 1, 1 << 20, &job->launch_queue);
+  read_int(n, "flight_recorder_entries", "job", 0, 1 << 24, &job->flight_recorder_entries);
+  read_duration(n, "dump_wait", "job", &job->dump_wait);
+  read_duration(n, "crash_detect", "job", &job->crash_detect);
+}
+
+void ScenarioReader::read_expect(const YamlNode& n, Expect* expect) {
+  if (!check_map(n, "expect", kExpectKeys)) return;
+  if (const YamlNode* v = n.find("outcome")) {
+    if (auto s = as_string(*v, "expect.outcome")) {
+      bool known = false;
+      for (std::string_view o : kOutcomes) known = known || o == *s;
+      if (known) expect->outcome = *s;
+      else unknown_name(v->loc, "expect.outcome", *s, kOutcomes);
+    }
+  }
+  if (const YamlNode* v = n.find("hang_step")) {
+    if (auto x = as_int(*v, "expect.hang_step", 1, INT64_MAX)) expect->hang_step = *x;
+  }
+  if (const YamlNode* v = n.find("steps_completed")) {
+    if (auto x = as_int(*v, "expect.steps_completed", 0, INT64_MAX)) expect->steps_completed = *x;
+  }
+}
+
+Result<Scenario> load_scenario_text(std::string_view yaml, const std::string& file_label,
+                                    const std::vector<std::string>& overrides) {
+  std::vector<Diagnostic> diags;
+  YamlNode root;
+  if (!parse_yaml(yaml, file_label, 0, &root, &diags)) return diags;
+  for (const std::string& o : overrides) apply_override(o, &root, &diags);
+  if (!diags.empty()) return diags;
+  ScenarioReader reader;
+  Scenario s = reader.read(root);
+  if (reader.has_errors()) return reader.take_diagnostics();
+  s.file = file_label;
+  return s;
+}
+
+Result<Scenario> load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    Diagnostic d;
+    d.loc.file = path;
+    d.message = "cannot open scenario file '" + path + "': " + std::strerror(errno) +
+                "; expected a readable YAML file";
+    return d;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return load_scenario_text(text.str(), path, overrides);
+}
+
+}  // namespace fleetsim

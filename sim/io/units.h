@@ -1,0 +1,30 @@
+// Exact decimal numbers as they appear in scenario files ("1.5", "-3", "0.25"):
+// the unit parsers of scenario_loader.h build on this, and the loader uses it
+// to read plain numbers. Internal to sim/io.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace fleetsim {
+
+// The value is (negative ? -1 : 1) * mantissa / 10^frac_digits, exactly.
+struct Decimal {
+  bool negative = false;
+  int64_t mantissa = 0;
+  int frac_digits = 0;
+
+  double to_double() const {
+    double v = static_cast<double>(mantissa);
+    for (int i = 0; i < frac_digits; ++i) v /= 10.0;
+    return negative ? -v : v;
+  }
+};
+
+// Parses the longest decimal number at the start of `text` (optional sign,
+// digits, optional '.' and digits). Returns how many characters it used, or 0
+// if `text` does not start with a number or the number has over 18 digits.
+size_t parse_decimal(std::string_view text, Decimal* out);
+
+}  // namespace fleetsim
