@@ -23,7 +23,7 @@ struct Duration {
   static constexpr Duration minutes(int64_t v) { return seconds(v * 60); }
   static constexpr Duration max() { return {std::numeric_limits<int64_t>::max()}; }
 
-  constexpr double to_seconds() const { return static_cast<double>(ns) * 1e-9; }
+  constexpr double to_seconds() const { return static_cast<double>(ns) / 1e9; }
   constexpr double to_millis() const { return static_cast<double>(ns) * 1e-6; }
   constexpr double to_micros() const { return static_cast<double>(ns) * 1e-3; }
 
@@ -40,7 +40,7 @@ struct SimTime {
   static constexpr SimTime zero() { return {0}; }
   static constexpr SimTime never() { return {std::numeric_limits<int64_t>::max()}; }
 
-  constexpr double to_seconds() const { return static_cast<double>(ns) * 1e-9; }
+  constexpr double to_seconds() const { return static_cast<double>(ns) / 1e9; }
   constexpr auto operator<=>(const SimTime&) const = default;
   constexpr SimTime operator+(Duration d) const { return {ns + d.ns}; }
   constexpr Duration operator-(SimTime o) const { return {ns - o.ns}; }

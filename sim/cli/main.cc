@@ -10,8 +10,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = 0;
   // --- subcommands (one line each) ---
-  // fleetsim::cli::register_run_command(app, &exit_code);
-  // fleetsim::cli::register_check_command(app, &exit_code);
+  fleetsim::cli::register_run_command(app, &exit_code);
+  fleetsim::cli::register_check_command(app, &exit_code);
   // --- end subcommands ---
   try {
     app.parse(argc, argv);

@@ -1,0 +1,77 @@
+// Observers watch a run through const callbacks from the engine, in simulated
+// time order (ties in the engine's deterministic event order). Telemetry, the
+// flight recorder, the trace, the step table and the job log are observers; the
+// engine knows none of them. Callbacks must not throw and should not allocate
+// per call in steady state. An observer lives at least as long as the run.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "fleetsim/plan.h"
+#include "fleetsim/time.h"
+
+namespace fleetsim {
+
+// What a rank's GPU is doing. kSpin = an NCCL kernel waiting for peers (100%
+// utilization, few SMs, no tensor work); kTransfer = the kernel moving data.
+enum class GpuState : uint8_t { kIdle, kCompute, kSpin, kTransfer };
+
+// States of a flight-recorder entry, as PyTorch names them.
+enum class WorkState : uint8_t { kScheduled, kStarted, kCompleted };
+
+// One collective or p2p op issued by one rank: what the flight recorder records.
+struct WorkRecord {
+  int rank = 0;
+  uint32_t record_id = 0;         // per rank, across all groups, from 0
+  GroupKind group = GroupKind::kWorld;
+  uint32_t collective_seq_id = 0; // per rank and group; 0 for p2p
+  uint32_t p2p_seq_id = 0;        // per rank and group; 0 for collectives
+  uint32_t op_id = 0;             // per rank and group, every op
+  uint32_t op = 0;                // into Plan::ops
+  int peer = -1;                  // p2p: the other rank
+  int64_t step = 0;
+  int64_t bytes = 0;              // as issued (a mismatch fault may change it)
+  DType dtype = DType::kFloat;
+  SimTime created{};              // CPU enqueue
+  SimTime started = SimTime::never();
+  SimTime completed = SimTime::never();
+  WorkState state = WorkState::kScheduled;
+  bool timed_out = false;
+};
+
+// Why a run stopped.
+enum class Outcome : uint8_t { kCompleted, kHang, kCrash, kDeadlock };
+const char* outcome_name(Outcome o);
+
+class Observer {
+ public:
+  virtual ~Observer() = default;
+
+  virtual void on_gpu_state(int /*rank*/, SimTime /*t*/, GpuState /*s*/, int64_t /*step*/) {}
+  // A compute kernel or CPU op ran on `rank` over [begin, end).
+  virtual void on_compute(int /*rank*/, uint32_t /*op*/, int64_t /*step*/, SimTime /*begin*/,
+                          SimTime /*end*/, bool /*cpu*/) {}
+  virtual void on_work_enqueued(const WorkRecord& /*w*/) {}
+  virtual void on_work_started(const WorkRecord& /*w*/) {}
+  virtual void on_work_completed(const WorkRecord& /*w*/) {}
+  // Data moves for `w` over [begin, end), and `nic_bytes` of it leave through the NICs.
+  virtual void on_transfer(const WorkRecord& /*w*/, SimTime /*begin*/, SimTime /*end*/,
+                           int64_t /*nic_bytes*/) {}
+  // `rank` finished every op of `step` at `t`.
+  virtual void on_step_end(int /*rank*/, int64_t /*step*/, SimTime /*t*/) {}
+  // A line the job prints (already formatted, without the "[rankN]:" prefix).
+  virtual void on_log(int /*rank*/, SimTime /*t*/, std::string_view /*line*/) {}
+  // Periodic sample point (every job.telemetry_period while the job runs).
+  virtual void on_tick(SimTime /*t*/) {}
+  // A fault took effect on `rank` (a stall began, a crash, a skipped or altered op).
+  virtual void on_fault(int /*rank*/, SimTime /*t*/, const Fault& /*f*/) {}
+  // `rank`'s watchdog timed out `w` (see HangInfo for the job-level view).
+  virtual void on_timeout(const WorkRecord& /*w*/, SimTime /*t*/) {}
+  // `rank` dumps its flight recorder now (every rank does, once, on a timeout).
+  virtual void on_dump(int /*rank*/, SimTime /*t*/) {}
+  // The run is over at `t`.
+  virtual void on_end(SimTime /*t*/, Outcome /*o*/) {}
+};
+
+}  // namespace fleetsim

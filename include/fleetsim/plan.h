@@ -1,0 +1,94 @@
+// A Plan is a Scenario compiled for execution: the step program flattened into
+// instructions with jumps, `when` expressions parsed, process groups laid out
+// (tp fastest, then dp, then pp: Megatron's order) and faults indexed by rank.
+// Both executors (the simulator and the real runners in validate/) run a Plan.
+// A Plan is immutable after compile_plan() and may be shared between threads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fleetsim/cost_model.h"
+#include "fleetsim/scenario.h"
+#include "fleetsim/status.h"
+#include "sim/program/expr.h"
+
+namespace fleetsim {
+
+// Process-group kinds. Their order is the PyTorch pg_id order in flight-recorder
+// dumps: world is pg 0 ("default_pg"), then tp, dp, pp where they exist.
+enum class GroupKind : uint8_t { kWorld = 0, kTp = 1, kDp = 2, kPp = 3 };
+inline constexpr int kGroupKinds = 4;
+const char* group_name(GroupKind g);  // "world", "tp", "dp", "pp"
+
+enum class InstrKind : uint8_t {
+  kOp,      // execute plan op `op`
+  kBranch,  // evaluate expr; if false jump to `target`
+  kJump,    // jump to `target`
+};
+
+struct Instr {
+  InstrKind kind = InstrKind::kOp;
+  uint32_t index = 0;   // kOp: into Plan::ops; kBranch: into Plan::exprs
+  uint32_t target = 0;  // kBranch, kJump: instruction index
+};
+
+// One op of the program with everything the engine needs, resolved.
+struct PlanOp {
+  OpKind kind = OpKind::kCompute;
+  GroupKind group = GroupKind::kWorld;
+  DType dtype = DType::kFloat;
+  bool log_needs_sync = false;  // kLog: prints a GPU value (waits like .item())
+  int8_t peer_dir = 0;          // kSend/kRecv: +1 next stage, -1 previous stage
+  int32_t root = 0;
+  int64_t bytes = 0;
+  Duration time{};
+  double jitter_cv = 0.0;
+  uint32_t source = 0;          // into Plan::sources
+};
+
+// Where an op came from, for frames, logs and error messages.
+struct OpSource {
+  std::string name;       // the YAML name
+  SourceLoc loc;
+  std::string when;       // enclosing `when` expression text, "" if none
+  SourceLoc when_loc;
+  std::string text;       // kLog: the template
+};
+
+struct Fault;  // scenario.h
+
+struct Plan {
+  Scenario scenario;            // the source, kept for names and outputs
+  int ranks = 0;
+  int tp = 1, dp = 1, pp = 1;
+  bool pp_group = false;        // whether the pp group exists
+  std::vector<Instr> program;   // one step; executing past the end ends the step
+  std::vector<PlanOp> ops;
+  std::vector<Expr> exprs;
+  std::vector<OpSource> sources;
+
+  // Faults by kind, sorted by rank; each rank has at most one stall and one crash.
+  std::vector<Fault> step_faults;   // kStall, kCrash: checked when a rank starts a step
+  std::vector<Fault> op_faults;     // kSkip, kMismatch: checked when a rank issues an op
+  std::vector<Fault> stragglers;    // kStraggler
+
+  bool group_exists(GroupKind g) const;
+  // Process-group layout. Instances of a kind are numbered 0..count-1.
+  int group_size(GroupKind g) const;
+  int group_count(GroupKind g) const;
+  int group_instance(GroupKind g, int rank) const;
+  int group_index(GroupKind g, int rank) const;           // position of rank in its instance
+  int group_member(GroupKind g, int instance, int index) const;
+  GroupShape group_shape(GroupKind g, int instance) const;
+  // Rank variables for `when` expressions at `step`.
+  VarValues vars(int rank, int64_t step) const;
+};
+
+// Compiles a validated scenario. Fails (with a diagnostic at the op) only on
+// things the loader cannot see, such as a send to the next stage from the last
+// stage outside any `when`.
+Result<Plan> compile_plan(const Scenario& scenario);
+
+}  // namespace fleetsim

@@ -1,0 +1,154 @@
+// `fleetsim run` and `fleetsim check`: load a scenario (with --set overrides),
+// simulate it into a RunRecord folder, and print a short human summary.
+#include <cinttypes>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "fleetsim/cost_model.h"
+#include "fleetsim/plan.h"
+#include "sim/cli/commands.h"
+#include "sim/io/scenario_loader.h"
+#include "sim/observe/run_record.h"
+
+namespace fleetsim::cli {
+
+namespace {
+
+struct RunArgs {
+  std::string scenario;
+  std::string out;
+  std::vector<std::string> sets;
+  std::optional<uint64_t> seed;
+  std::string outputs;
+  bool check_expect = false;
+};
+
+int print_errors(const std::vector<Diagnostic>& errors) {
+  for (const Diagnostic& d : errors) std::fprintf(stderr, "%s\n", d.to_string().c_str());
+  return 2;
+}
+
+std::string fmt_s(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f s", s);
+  return buf;
+}
+
+// Compares the run with the scenario's own `expect:`; prints and returns false on a miss.
+bool check_expectations(const Plan& plan, const RecordedRun& run) {
+  const Expect& e = plan.scenario.expect;
+  std::vector<std::string> misses;
+  const std::string outcome = outcome_name(run.result.outcome);
+  if (e.outcome && *e.outcome != outcome) misses.push_back("outcome " + outcome + ", expected " + *e.outcome);
+  if (e.hang_step && (run.result.outcome != Outcome::kHang || run.result.hang.step != *e.hang_step))
+    misses.push_back("hang step " + std::to_string(run.result.hang.step) + ", expected " +
+                     std::to_string(*e.hang_step));
+  if (e.steps_completed && run.result.steps_completed != *e.steps_completed)
+    misses.push_back("steps completed " + std::to_string(run.result.steps_completed) + ", expected " +
+                     std::to_string(*e.steps_completed));
+  for (const std::string& m : misses) std::printf("expect     FAILED: %s\n", m.c_str());
+  if (misses.empty()) std::printf("expect     ok (%s)\n", plan.scenario.file.c_str());
+  return misses.empty();
+}
+
+void print_summary(const Plan& plan, const CostModel& cost, const RecordedRun& run) {
+  const Scenario& s = plan.scenario;
+  const RunResult& r = run.result;
+  std::printf("scenario   %s: %d ranks (tp %d x dp %d x pp %d) on %d x %s, seed %" PRIu64 ", %s\n",
+              s.name.c_str(), plan.ranks, plan.tp, plan.dp, plan.pp, s.fleet.nodes, s.fleet.system.c_str(),
+              s.job.seed, cost.name());
+  std::printf("outcome    %s after %s simulated: %" PRId64 " of %" PRId64 " steps completed\n",
+              outcome_name(r.outcome), fmt_s(r.end.to_seconds()).c_str(), r.steps_completed, s.job.steps);
+  if (run.steps.count > 0)
+    std::printf("step time  mean %s  p50 %s  p99 %s  max %s\n", fmt_s(run.steps.mean_s).c_str(),
+                fmt_s(run.steps.p50_s).c_str(), fmt_s(run.steps.p99_s).c_str(), fmt_s(run.steps.max_s).c_str());
+  if (r.outcome == Outcome::kHang) {
+    const OpSource& src = plan.sources[plan.ops[r.hang.op].source];
+    std::printf("hang       at step %" PRId64 "; first timeout on rank %d: %s '%s' on %s (seq %u)\n", r.hang.step,
+                r.hang.first_timeout_rank, op_yaml_name(plan.ops[r.hang.op].kind), src.name.c_str(),
+                group_name(r.hang.group), r.hang.collective_seq_id);
+    std::printf("           enqueued at %s, watchdog fired at %s (%s later); %zu ranks timed out\n",
+                fmt_s(r.hang.stuck_since.to_seconds()).c_str(), fmt_s(r.hang.detected_at.to_seconds()).c_str(),
+                fmt_s((r.hang.detected_at - r.hang.stuck_since).to_seconds()).c_str(),
+                r.hang.timed_out_ranks.size());
+  }
+  if (r.outcome == Outcome::kCrash)
+    std::printf("crash      rank %d died at step %" PRId64 " (%s); the launcher stopped the job at %s\n",
+                r.crash.rank, r.crash.step, fmt_s(r.crash.at.to_seconds()).c_str(),
+                fmt_s(r.crash.detected_at.to_seconds()).c_str());
+  if (r.outcome == Outcome::kDeadlock)
+    std::printf("deadlock   at step %" PRId64 ": no rank can progress (%s)\n", r.stuck_step,
+                s.job.watchdog ? "no collective pending for the watchdog" : "watchdog off");
+  std::string files;
+  const OutputSelection& o = run.outputs;
+  for (auto [on, name] : {std::pair{o.summary, "summary.json"}, {o.steps, "steps.csv"}, {o.telemetry, "telemetry.csv"},
+                          {o.fr, "fr/"}, {o.trace, "trace.json"}, {o.log, "job.log"}})
+    if (on) files += std::string(files.empty() ? "" : " ") + name;
+  std::printf("outputs    %s/ (%s)\n", run.dir.c_str(), files.c_str());
+  for (const auto& [file, why] : o.notes) std::printf("           %s: %s\n", file.c_str(), why.c_str());
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+int do_run(const RunArgs& a) {
+  std::vector<std::string> sets = a.sets;
+  if (a.seed) sets.push_back("job.seed=" + std::to_string(*a.seed));
+  auto scenario = load_scenario(a.scenario, sets);
+  if (!scenario.ok()) return print_errors(scenario.errors());
+  auto plan = compile_plan(*scenario);
+  if (!plan.ok()) return print_errors(plan.errors());
+  std::optional<std::vector<std::string>> requested;
+  if (!a.outputs.empty()) requested = split_list(a.outputs);
+  auto outputs = select_outputs(*plan, requested);
+  if (!outputs.ok()) return print_errors(outputs.errors());
+  const std::string out = a.out.empty() ? "runs/" + std::filesystem::path(a.scenario).stem().string() : a.out;
+  const auto cost = make_alpha_beta_model(plan->scenario.fleet);
+  auto run = simulate_to_record(*plan, *cost, out, *outputs);
+  if (!run.ok()) return print_errors(run.errors());
+  print_summary(*plan, *cost, *run);
+  if (a.check_expect && !check_expectations(*plan, *run)) return 1;
+  return 0;
+}
+
+}  // namespace
+
+void register_run_command(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* cmd = app.add_subcommand("run", "Simulate a scenario and write its RunRecord folder");
+  cmd->add_option("scenario", args->scenario, "Scenario YAML file")->required();
+  cmd->add_option("--out,-o", args->out, "Output folder (default runs/<scenario file name>)");
+  cmd->add_option("--seed", args->seed, "Override job.seed");
+  cmd->add_option("--set", args->sets, "Override a scenario key: KEY=VALUE (dotted key, YAML value); repeatable");
+  cmd->add_option("--outputs", args->outputs,
+                  "Comma-separated files to write, for every rank: summary,steps,telemetry,fr,trace,log "
+                  "(default: what stays bounded at the run's scale)");
+  cmd->add_flag("--check-expect", args->check_expect, "Exit 1 unless the run meets the scenario's `expect:`");
+  cmd->callback([args, exit_code] { *exit_code = do_run(*args); });
+}
+
+void register_check_command(CLI::App& app, int* exit_code) {
+  auto path = std::make_shared<std::string>();
+  auto sets = std::make_shared<std::vector<std::string>>();
+  CLI::App* cmd = app.add_subcommand("check", "Validate a scenario file without running it");
+  cmd->add_option("scenario", *path, "Scenario YAML file")->required();
+  cmd->add_option("--set", *sets, "Override a scenario key: KEY=VALUE; repeatable");
+  cmd->callback([path, sets, exit_code] {
+    auto scenario = load_scenario(*path, *sets);
+    if (!scenario.ok()) { *exit_code = print_errors(scenario.errors()); return; }
+    auto plan = compile_plan(*scenario);
+    if (!plan.ok()) { *exit_code = print_errors(plan.errors()); return; }
+    std::printf("%s: ok: '%s', %d ranks (tp %d x dp %d x pp %d), %" PRId64 " steps, %zu ops, %zu faults\n",
+                path->c_str(), plan->scenario.name.c_str(), plan->ranks, plan->tp, plan->dp, plan->pp,
+                plan->scenario.job.steps, plan->ops.size(), plan->scenario.faults.size());
+    *exit_code = 0;
+  });
+}
+
+}  // namespace fleetsim::cli

@@ -1,0 +1,213 @@
+// Compiles a Scenario into a Plan: flattens the step program (when/do/else into
+// branches and jumps), resolves groups and ops, and lays out process groups in
+// Megatron's order (tp fastest, then dp, then pp).
+#include <algorithm>
+#include <set>
+
+#include "fleetsim/plan.h"
+
+namespace fleetsim {
+
+const char* group_name(GroupKind g) {
+  switch (g) {
+    case GroupKind::kWorld: return "world";
+    case GroupKind::kTp: return "tp";
+    case GroupKind::kDp: return "dp";
+    case GroupKind::kPp: return "pp";
+  }
+  return "?";
+}
+
+bool Plan::group_exists(GroupKind g) const { return g != GroupKind::kPp || pp_group; }
+
+int Plan::group_size(GroupKind g) const {
+  switch (g) {
+    case GroupKind::kWorld: return ranks;
+    case GroupKind::kTp: return tp;
+    case GroupKind::kDp: return dp;
+    case GroupKind::kPp: return pp;
+  }
+  return 1;
+}
+
+int Plan::group_count(GroupKind g) const { return ranks / group_size(g); }
+
+int Plan::group_instance(GroupKind g, int rank) const {
+  switch (g) {
+    case GroupKind::kWorld: return 0;
+    case GroupKind::kTp: return rank / tp;
+    case GroupKind::kDp: return (rank / (tp * dp)) * tp + rank % tp;
+    case GroupKind::kPp: return rank % (tp * dp);
+  }
+  return 0;
+}
+
+int Plan::group_index(GroupKind g, int rank) const {
+  switch (g) {
+    case GroupKind::kWorld: return rank;
+    case GroupKind::kTp: return rank % tp;
+    case GroupKind::kDp: return (rank / tp) % dp;
+    case GroupKind::kPp: return rank / (tp * dp);
+  }
+  return 0;
+}
+
+int Plan::group_member(GroupKind g, int instance, int index) const {
+  switch (g) {
+    case GroupKind::kWorld: return index;
+    case GroupKind::kTp: return instance * tp + index;
+    case GroupKind::kDp: return (instance / tp) * tp * dp + index * tp + instance % tp;
+    case GroupKind::kPp: return index * tp * dp + instance;
+  }
+  return 0;
+}
+
+GroupShape Plan::group_shape(GroupKind g, int instance) const {
+  const int gpn = scenario.fleet.gpus_per_node;
+  const int n = group_size(g);
+  GroupShape s;
+  s.ranks = n;
+  int nodes = 0, last_node = -1, run = 0;
+  // Members are in increasing rank order, so members of one node are contiguous.
+  for (int i = 0; i < n; ++i) {
+    const int node = group_member(g, instance, i) / gpn;
+    if (node != last_node) {
+      ++nodes;
+      last_node = node;
+      run = 0;
+    }
+    s.ranks_per_node = std::max(s.ranks_per_node, ++run);
+  }
+  s.nodes = nodes;
+  return s;
+}
+
+VarValues Plan::vars(int rank, int64_t step) const {
+  VarValues v{};
+  const int gpn = scenario.fleet.gpus_per_node;
+  v[static_cast<size_t>(Var::kRank)] = rank;
+  v[static_cast<size_t>(Var::kLocalRank)] = rank % gpn;
+  v[static_cast<size_t>(Var::kNode)] = rank / gpn;
+  v[static_cast<size_t>(Var::kStep)] = step;
+  v[static_cast<size_t>(Var::kWorldSize)] = ranks;
+  v[static_cast<size_t>(Var::kTpRank)] = rank % tp;
+  v[static_cast<size_t>(Var::kDpRank)] = (rank / tp) % dp;
+  v[static_cast<size_t>(Var::kPpRank)] = rank / (tp * dp);
+  return v;
+}
+
+namespace {
+
+GroupKind parse_group(const std::string& g) {
+  if (g == "tp") return GroupKind::kTp;
+  if (g == "dp") return GroupKind::kDp;
+  if (g == "pp") return GroupKind::kPp;
+  return GroupKind::kWorld;
+}
+
+// True if the log template prints something only the GPU knows: any {name}
+// that is not a rank/step variable.
+bool log_needs_gpu_value(const std::string& text) {
+  static const std::set<std::string> kVars = {"rank", "local_rank", "node", "step",
+                                              "world_size", "tp_rank", "dp_rank", "pp_rank"};
+  for (size_t i = text.find('{'); i != std::string::npos; i = text.find('{', i + 1)) {
+    const size_t j = text.find('}', i);
+    if (j == std::string::npos) break;
+    if (!kVars.count(text.substr(i + 1, j - i - 1))) return true;
+  }
+  return false;
+}
+
+class Compiler {
+ public:
+  explicit Compiler(Plan& plan) : plan_(plan) {}
+
+  Result<bool> block(const std::vector<Op>& ops, const Op* when) {
+    for (const Op& op : ops) {
+      if (op.kind == OpKind::kWhen) {
+        auto r = branch(op);
+        if (!r.ok()) return r.errors();
+        continue;
+      }
+      emit_op(op, when);
+    }
+    return true;
+  }
+
+ private:
+  Result<bool> branch(const Op& op) {
+    auto expr = Expr::parse(op.when);
+    if (!expr.ok()) {
+      Diagnostic d = expr.errors().front();
+      d.loc = op.when_loc;
+      return d;
+    }
+    plan_.exprs.push_back(std::move(*expr));
+    const size_t at = plan_.program.size();
+    plan_.program.push_back({InstrKind::kBranch, static_cast<uint32_t>(plan_.exprs.size() - 1), 0});
+    if (auto r = block(op.then_ops, &op); !r.ok()) return r;
+    if (op.else_ops.empty()) {
+      plan_.program[at].target = static_cast<uint32_t>(plan_.program.size());
+      return true;
+    }
+    const size_t jump = plan_.program.size();
+    plan_.program.push_back({InstrKind::kJump, 0, 0});
+    plan_.program[at].target = static_cast<uint32_t>(plan_.program.size());
+    if (auto r = block(op.else_ops, &op); !r.ok()) return r;
+    plan_.program[jump].target = static_cast<uint32_t>(plan_.program.size());
+    return true;
+  }
+
+  void emit_op(const Op& op, const Op* when) {
+    PlanOp p;
+    p.kind = op.kind;
+    p.group = op.kind == OpKind::kSend || op.kind == OpKind::kRecv ? GroupKind::kPp
+                                                                   : parse_group(op.group);
+    p.dtype = op.dtype;
+    p.root = op.root;
+    p.peer_dir = static_cast<int8_t>(op.peer == "prev" ? -1 : 1);
+    p.bytes = op.kind == OpKind::kBarrier ? dtype_bytes(op.dtype) : op.bytes;
+    p.time = op.time;
+    p.jitter_cv = op.jitter.cv;
+    p.log_needs_sync = op.kind == OpKind::kLog && log_needs_gpu_value(op.text);
+    OpSource src;
+    src.name = op.name.empty() ? op_yaml_name(op.kind) : op.name;
+    src.loc = op.loc;
+    src.text = op.text;
+    if (when) {
+      src.when = when->when;
+      src.when_loc = when->when_loc;
+    }
+    p.source = static_cast<uint32_t>(plan_.sources.size());
+    plan_.sources.push_back(std::move(src));
+    plan_.ops.push_back(p);
+    plan_.program.push_back({InstrKind::kOp, static_cast<uint32_t>(plan_.ops.size() - 1), 0});
+  }
+
+  Plan& plan_;
+};
+
+}  // namespace
+
+Result<Plan> compile_plan(const Scenario& scenario) {
+  Plan plan;
+  plan.scenario = scenario;
+  plan.ranks = scenario.ranks();
+  plan.tp = scenario.parallel.tp;
+  plan.pp = scenario.parallel.pp;
+  plan.dp = scenario.parallel.dp > 0 ? scenario.parallel.dp : plan.ranks / (plan.tp * plan.pp);
+  plan.pp_group = scenario.parallel.pp_given;
+  FLEETSIM_CHECK(plan.tp * plan.dp * plan.pp == plan.ranks);
+  Compiler c(plan);
+  if (auto r = c.block(scenario.step, nullptr); !r.ok()) return r.errors();
+  for (const Fault& f : scenario.faults) {
+    switch (f.kind) {
+      case FaultKind::kStall: case FaultKind::kCrash: plan.step_faults.push_back(f); break;
+      case FaultKind::kSkip: case FaultKind::kMismatch: plan.op_faults.push_back(f); break;
+      case FaultKind::kStraggler: plan.stragglers.push_back(f); break;
+    }
+  }
+  return plan;
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,46 @@
+// The flight recorder: per rank, a ring buffer of the last N collective and p2p
+// records, dumped as PyTorch's JSON flight-recorder schema (docs/run-record.md)
+// to fr/rank_<r>.json when the rank receives the dump signal, or at the end of
+// the run for ranks that never did. A crashed rank writes nothing, as a dead
+// process would not.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fleetsim/observer.h"
+
+namespace fleetsim {
+
+class FlightRecorder final : public Observer {
+ public:
+  // `dir`: folder to write rank_<r>.json into. `capacity`: entries per rank.
+  FlightRecorder(const Plan& plan, std::string dir, int capacity);
+
+  void on_work_enqueued(const WorkRecord& w) override;
+  void on_work_started(const WorkRecord& w) override;
+  void on_work_completed(const WorkRecord& w) override;
+  void on_timeout(const WorkRecord& w, SimTime t) override;
+  void on_fault(int rank, SimTime t, const Fault& f) override;
+  void on_dump(int rank, SimTime t) override;
+  void on_end(SimTime t, Outcome o) override;
+
+  // The JSON text of rank's dump as of time t (exposed for tests).
+  std::string dump_json(int rank, SimTime t) const;
+
+ private:
+  WorkRecord* find(const WorkRecord& w);
+  size_t pg_index(int rank, GroupKind g) const {
+    return static_cast<size_t>(rank) * kGroupKinds + static_cast<size_t>(g);
+  }
+
+  const Plan& plan_;
+  std::string dir_;
+  size_t cap_;
+  std::vector<WorkRecord> ring_;       // ranks * cap_
+  std::vector<uint32_t> count_;        // records ever made, per rank
+  std::vector<uint8_t> written_, dead_;
+  std::vector<int64_t> last_enq_, last_start_, last_done_;  // pg_status, per rank and group
+};
+
+}  // namespace fleetsim

@@ -1,0 +1,111 @@
+// job.log in PyTorch's wording. The watchdog text follows ProcessGroupNCCL:
+// "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=..., OpType=...,
+// NumelIn=..., NumelOut=..., Timeout(ms)=...) ran for ... milliseconds before
+// timing out." (see ../shared/reference/diagnosis.md section 2).
+#include "sim/observe/job_log.h"
+
+#include <cinttypes>
+
+namespace fleetsim {
+
+std::string glog_stamp(char severity, SimTime t) {
+  const int64_t secs = t.ns / 1'000'000'000;
+  const int64_t frac = t.ns % 1'000'000'000;
+  const int64_t day = 1 + secs / 86400;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%c01%02" PRId64 " %02" PRId64 ":%02" PRId64 ":%02" PRId64 ".%09" PRId64,
+                severity, day, (secs / 3600) % 24, (secs / 60) % 60, secs % 60, frac);
+  return buf;
+}
+
+// NumelIn/NumelOut of a work item, as the flight recorder and watchdog count them.
+void work_numel(const Plan& plan, const WorkRecord& w, int64_t* in, int64_t* out) {
+  const PlanOp& op = plan.ops[w.op];
+  const int64_t numel = w.bytes / dtype_bytes(w.dtype);
+  const int n = plan.group_size(w.group);
+  *in = *out = numel;
+  if (op.kind == OpKind::kAllGather) *in = numel / n;
+  if (op.kind == OpKind::kReduceScatter) *out = numel / n;
+}
+
+JobLog::JobLog(const Plan& plan, std::FILE* out)
+    : plan_(plan), out_(out),
+      last_enq_(static_cast<size_t>(plan.ranks) * kGroupKinds, -1),
+      last_done_(static_cast<size_t>(plan.ranks) * kGroupKinds, -1) {}
+
+void JobLog::line(int rank, const std::string& text) {
+  if (rank >= 0) std::fprintf(out_, "[rank%d]:", rank);
+  std::fputs(text.c_str(), out_);
+  std::fputc('\n', out_);
+}
+
+void JobLog::on_work_enqueued(const WorkRecord& w) {
+  if (w.peer < 0) last_enqueued(w.rank, w.group) = w.collective_seq_id;
+}
+
+void JobLog::on_work_completed(const WorkRecord& w) {
+  if (w.peer < 0) last_completed(w.rank, w.group) = w.collective_seq_id;
+}
+
+void JobLog::on_log(int rank, SimTime t, std::string_view text) {
+  if (text.rfind("[PG ID", 0) == 0) {
+    line(rank, "[" + glog_stamp('E', t) + " ProcessGroupNCCL.cpp] " + std::string(text));
+  } else {
+    line(rank, " " + std::string(text));
+  }
+}
+
+void JobLog::on_timeout(const WorkRecord& w, SimTime t) {
+  int64_t in = 0, out = 0;
+  work_numel(plan_, w, &in, &out);
+  const int64_t ran_ms = (t - w.created).ns / 1'000'000;
+  const int64_t timeout_ms = plan_.scenario.job.watchdog->ns / 1'000'000;
+  const std::string stamp = "[" + glog_stamp('E', t) + " ProcessGroupNCCL.cpp";
+  const auto pg = static_cast<int>(w.group);
+  const std::string pg_tag = "[PG ID " + std::to_string(pg) + " PG GUID " + std::to_string(pg) + "(" +
+                             (w.group == GroupKind::kWorld ? "default_pg" : group_name(w.group)) +
+                             ") Rank " + std::to_string(w.rank) + "]";
+  char msg[512];
+  std::snprintf(msg, sizeof msg,
+                ":632] [Rank %d] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=%u, "
+                "OpType=%s, NumelIn=%" PRId64 ", NumelOut=%" PRId64 ", Timeout(ms)=%" PRId64
+                ") ran for %" PRId64 " milliseconds before timing out.",
+                w.rank, w.peer < 0 ? w.collective_seq_id : w.p2p_seq_id,
+                op_watchdog_name(plan_.ops[w.op].kind), in, out, timeout_ms, ran_ms);
+  line(w.rank, stamp + msg);
+  line(w.rank, stamp + "] " + pg_tag + "  failure detected by watchdog at work sequence id: " +
+                   std::to_string(w.collective_seq_id) + " PG status: last enqueued work: " +
+                   std::to_string(last_enqueued(w.rank, w.group)) + ", last completed work: " +
+                   std::to_string(last_completed(w.rank, w.group)));
+  line(w.rank, stamp + "] " + pg_tag +
+                   " Some NCCL operations have failed or timed out. Due to the asynchronous nature of "
+                   "CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.");
+  line(w.rank, stamp + "] " + pg_tag +
+                   " To avoid data inconsistency, we are taking the entire process down.");
+}
+
+void JobLog::on_fault(int rank, SimTime /*t*/, const Fault& f) {
+  if (f.kind == FaultKind::kCrash) {
+    crashed_rank_ = rank;
+  }
+}
+
+void JobLog::on_end(SimTime t, Outcome o) {
+  const std::string api = " torch/distributed/elastic/multiprocessing/api.py] ";
+  if (o == Outcome::kHang) {
+    line(-1, glog_stamp('E', t) + api + "failed (exitcode: -6) local_rank: 0 (pid: 1000) of binary: "
+                                        "/usr/bin/python3 (Signal 6 (SIGABRT) received by PID 1000)");
+  } else if (o == Outcome::kCrash && crashed_rank_ >= 0) {
+    const int gpn = plan_.scenario.fleet.gpus_per_node;
+    char msg[160];
+    std::snprintf(msg, sizeof msg,
+                  "failed (exitcode: -9) local_rank: %d (pid: %d) of binary: /usr/bin/python3",
+                  crashed_rank_ % gpn, 1000 + crashed_rank_);
+    line(-1, glog_stamp('E', t) + api + msg);
+    line(-1, glog_stamp('W', t) + api + "Sending SIGTERM to the remaining " +
+                 std::to_string(plan_.ranks - 1) + " worker processes");
+  }
+  std::fflush(out_);
+}
+
+}  // namespace fleetsim

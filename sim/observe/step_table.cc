@@ -1,0 +1,54 @@
+// Step aggregation: per step, the count of ranks done, the latest finish and
+// who it was. Percentiles use the nearest-rank method on exact nanoseconds.
+#include "sim/observe/step_table.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+
+namespace fleetsim {
+
+StepTable::StepTable(const Plan& plan, std::FILE* out)
+    : plan_(plan), out_(out), agg_(static_cast<size_t>(plan.scenario.job.steps) + 1) {
+  if (out_) std::fputs("step,start_s,end_s,duration_s,slowest_rank\n", out_);
+}
+
+void StepTable::on_step_end(int rank, int64_t step, SimTime t) {
+  Agg& a = agg_[static_cast<size_t>(step)];
+  if (a.slowest < 0 || t.ns > a.end_ns || (t.ns == a.end_ns && rank < a.slowest)) {
+    a.end_ns = t.ns;
+    a.slowest = rank;
+  }
+  if (++a.count < plan_.ranks) return;
+  const int64_t dur = a.end_ns - prev_end_;
+  durations_.push_back(dur);
+  if (out_)
+    std::fprintf(out_, "%" PRId64 ",%s,%s,%s,%d\n", step, format_seconds(prev_end_).c_str(),
+                 format_seconds(a.end_ns).c_str(), format_seconds(dur).c_str(), a.slowest);
+  prev_end_ = a.end_ns;
+}
+
+void StepTable::on_end(SimTime, Outcome) {
+  if (out_) std::fflush(out_);
+}
+
+StepStats StepTable::stats() const {
+  StepStats s;
+  s.count = static_cast<int64_t>(durations_.size());
+  if (durations_.empty()) return s;
+  std::vector<int64_t> sorted = durations_;
+  std::sort(sorted.begin(), sorted.end());
+  long double sum = 0;
+  for (int64_t d : sorted) sum += static_cast<long double>(d);
+  auto pct = [&](double p) {
+    const auto k = static_cast<size_t>(std::max(1.0, std::ceil(p * static_cast<double>(sorted.size()))));
+    return static_cast<double>(sorted[k - 1]) * 1e-9;
+  };
+  s.mean_s = static_cast<double>(sum / static_cast<long double>(sorted.size())) * 1e-9;
+  s.p50_s = pct(0.50);
+  s.p99_s = pct(0.99);
+  s.max_s = static_cast<double>(sorted.back()) * 1e-9;
+  return s;
+}
+
+}  // namespace fleetsim

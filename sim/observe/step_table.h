@@ -1,0 +1,41 @@
+// steps.csv and the step-time statistics of summary.json. A step is finished
+// when every rank has finished it; its row is written at that moment.
+#pragma once
+
+#include <cstdio>
+#include <vector>
+
+#include "fleetsim/observer.h"
+
+namespace fleetsim {
+
+struct StepStats {
+  int64_t count = 0;
+  double mean_s = 0, p50_s = 0, p99_s = 0, max_s = 0;
+};
+
+class StepTable final : public Observer {
+ public:
+  // `out` may be null: statistics are still kept.
+  StepTable(const Plan& plan, std::FILE* out);
+
+  void on_step_end(int rank, int64_t step, SimTime t) override;
+  void on_end(SimTime t, Outcome o) override;
+
+  StepStats stats() const;
+  const std::vector<int64_t>& durations_ns() const { return durations_; }
+
+ private:
+  struct Agg {
+    int32_t count = 0;
+    int32_t slowest = -1;
+    int64_t end_ns = 0;
+  };
+  const Plan& plan_;
+  std::FILE* out_;
+  std::vector<Agg> agg_;
+  std::vector<int64_t> durations_;
+  int64_t prev_end_ = 0;
+};
+
+}  // namespace fleetsim

@@ -1,0 +1,84 @@
+// Telemetry sampling: time in each GPU state is accrued per period and turned
+// into nvidia-smi utilization (any kernel resident) and DCGM SM/tensor activity.
+// NIC bytes accrue linearly over a transfer's window and stay flat while spinning.
+#include "sim/observe/telemetry.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+
+namespace fleetsim {
+
+Telemetry::Telemetry(const Plan& plan, std::vector<int> ranks, std::FILE* out, ActivityModel m)
+    : ranks_(std::move(ranks)), slot_(static_cast<size_t>(plan.ranks), -1), tracks_(ranks_.size()),
+      out_(out), m_(m) {
+  for (size_t i = 0; i < ranks_.size(); ++i) slot_[static_cast<size_t>(ranks_[i])] = static_cast<int32_t>(i);
+  nccl_sm_ = std::min(1.0, static_cast<double>(m_.nccl_channels) / plan.scenario.fleet.sms_per_gpu);
+  std::fputs("time_s,rank,gpu_util,sm_active,tensor_active,nic_tx_bytes,step\n", out_);
+}
+
+void Telemetry::accrue(RankTrack& k, SimTime t) const {
+  const double dt = static_cast<double>((t - k.since).ns);
+  switch (k.state) {
+    case GpuState::kIdle: break;
+    case GpuState::kCompute:
+      k.busy_ns += dt;
+      k.sm_ns += dt * m_.compute_sm_active;
+      k.tensor_ns += dt * m_.compute_tensor_active;
+      break;
+    case GpuState::kSpin: case GpuState::kTransfer:
+      k.busy_ns += dt;
+      k.sm_ns += dt * nccl_sm_;
+      break;
+  }
+  k.since = t;
+}
+
+void Telemetry::on_gpu_state(int rank, SimTime t, GpuState s, int64_t step) {
+  const int32_t i = slot_[static_cast<size_t>(rank)];
+  if (i < 0) return;
+  RankTrack& k = tracks_[static_cast<size_t>(i)];
+  accrue(k, t);
+  k.state = s;
+  k.step = step;
+}
+
+void Telemetry::on_transfer(const WorkRecord& w, SimTime begin, SimTime end, int64_t nic_bytes) {
+  const int32_t i = slot_[static_cast<size_t>(w.rank)];
+  if (i < 0) return;
+  RankTrack& k = tracks_[static_cast<size_t>(i)];
+  k.nic_done += k.xfer_bytes;  // a previous transfer has necessarily finished
+  k.xfer_begin = begin;
+  k.xfer_end = end;
+  k.xfer_bytes = nic_bytes;
+}
+
+void Telemetry::emit(SimTime t, int64_t period_ns) {
+  const double p = static_cast<double>(period_ns);
+  for (size_t i = 0; i < tracks_.size(); ++i) {
+    RankTrack& k = tracks_[i];
+    accrue(k, t);
+    int64_t nic = k.nic_done;
+    if (k.xfer_bytes > 0) {
+      const int64_t span = (k.xfer_end - k.xfer_begin).ns;
+      const int64_t done = std::clamp<int64_t>((t - k.xfer_begin).ns, 0, span);
+      nic += span > 0 ? static_cast<int64_t>(static_cast<long double>(k.xfer_bytes) * done / span) : k.xfer_bytes;
+    }
+    const auto util = static_cast<int>(std::lround(std::min(1.0, k.busy_ns / p) * 100.0));
+    std::fprintf(out_, "%s,%d,%d,%.3f,%.3f,%" PRId64 ",%" PRId64 "\n", format_seconds(t.ns).c_str(),
+                 ranks_[i], util, std::min(1.0, k.sm_ns / p), std::min(1.0, k.tensor_ns / p), nic, k.step);
+    k.busy_ns = k.sm_ns = k.tensor_ns = 0;
+  }
+}
+
+void Telemetry::on_tick(SimTime t) {
+  emit(t, (t - last_tick_).ns);
+  last_tick_ = t;
+}
+
+void Telemetry::on_end(SimTime t, Outcome) {
+  if (t > last_tick_) emit(t, (t - last_tick_).ns);
+  std::fflush(out_);
+}
+
+}  // namespace fleetsim

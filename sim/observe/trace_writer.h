@@ -1,0 +1,46 @@
+// trace.json: Chrome trace-event format (opens in Perfetto). One process per
+// traced rank with a "cpu" and a "gpu" thread: compute kernels, CPU work, and
+// collectives with their spin-wait shown as a nested "wait for peers" slice.
+// Events stream to disk as they finish; collectives still open at the end are
+// closed at the end of the run and marked "(never completed)".
+#pragma once
+
+#include <cstdio>
+#include <vector>
+
+#include "fleetsim/observer.h"
+
+namespace fleetsim {
+
+class TraceWriter final : public Observer {
+ public:
+  TraceWriter(const Plan& plan, std::vector<int> ranks, std::FILE* out);
+
+  void on_compute(int rank, uint32_t op, int64_t step, SimTime begin, SimTime end, bool cpu) override;
+  void on_work_started(const WorkRecord& w) override;
+  void on_transfer(const WorkRecord& w, SimTime begin, SimTime end, int64_t nic_bytes) override;
+  void on_work_completed(const WorkRecord& w) override;
+  void on_fault(int rank, SimTime t, const Fault& f) override;
+  void on_timeout(const WorkRecord& w, SimTime t) override;
+  void on_end(SimTime t, Outcome o) override;
+
+ private:
+  struct Open {
+    bool active = false;
+    WorkRecord work;
+    SimTime transfer_begin = SimTime::never();
+  };
+  void slice(int rank, int tid, const std::string& name, SimTime begin, SimTime end,
+             const std::string& args);
+  void instant(int rank, int tid, const std::string& name, SimTime t);
+  void close_work(const WorkRecord& w, SimTime end, bool completed);
+  bool traced(int rank) const { return slot_[static_cast<size_t>(rank)] >= 0; }
+
+  const Plan& plan_;
+  std::FILE* out_;
+  std::vector<int32_t> slot_;
+  std::vector<Open> open_;
+  bool first_ = true;
+};
+
+}  // namespace fleetsim

@@ -1,0 +1,259 @@
+// Behaviour of the simulator's executor: matching by order, spinning, the
+// watchdog, deadlock detection, faults, CPU/GPU asynchrony and determinism.
+// Scenarios are small YAML texts so each test states its setup in one place.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "fleetsim/engine.h"
+#include "sim/io/scenario_loader.h"
+
+namespace fleetsim {
+namespace {
+
+// Records what the engine reports, for assertions.
+struct Capture final : Observer {
+  std::vector<WorkRecord> enqueued, completed, timeouts;
+  std::map<int, std::vector<int64_t>> compute_ns;  // rank -> durations in issue order
+  std::map<int, std::vector<std::pair<int64_t, int64_t>>> step_ends;  // rank -> (step, t)
+  std::vector<std::pair<int, GpuState>> states;
+  std::vector<int> dumps;
+  std::vector<std::string> logs;
+  void on_work_enqueued(const WorkRecord& w) override { enqueued.push_back(w); }
+  void on_work_completed(const WorkRecord& w) override { completed.push_back(w); }
+  void on_timeout(const WorkRecord& w, SimTime) override { timeouts.push_back(w); }
+  void on_compute(int r, uint32_t, int64_t, SimTime b, SimTime e, bool cpu) override {
+    if (!cpu) compute_ns[r].push_back((e - b).ns);
+  }
+  void on_step_end(int r, int64_t s, SimTime t) override { step_ends[r].emplace_back(s, t.ns); }
+  void on_gpu_state(int r, SimTime, GpuState s, int64_t) override { states.emplace_back(r, s); }
+  void on_dump(int r, SimTime) override { dumps.push_back(r); }
+  void on_log(int, SimTime, std::string_view l) override { logs.emplace_back(l); }
+};
+
+// A 2-node x 2-GPU fleet (4 ranks, tp 2, dp 2) with `body` as the step program.
+std::string fleet4(const std::string& job, const std::string& body, const std::string& extra = "") {
+  return "name: t\nfleet: {system: custom, gpus_per_node: 2, nodes: 2}\nparallel: {tp: 2, dp: 2}\n"
+         "job: {" + job + "}\nstep:\n" + body + extra;
+}
+
+struct Ran {
+  Plan plan;
+  RunResult result;
+};
+
+Ran run_text(const std::string& yaml, Capture* cap) {
+  auto s = load_scenario_text(yaml, "test.yaml");
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.errors().front().to_string());
+  auto plan = compile_plan(*s);
+  EXPECT_TRUE(plan.ok());
+  const auto cost = make_alpha_beta_model(plan->scenario.fleet);
+  std::vector<Observer*> obs;
+  if (cap) obs.push_back(cap);
+  Ran r{*plan, {}};
+  r.result = run_simulation(r.plan, *cost, obs);
+  return r;
+}
+
+const char* kStep =
+    "  - compute: {name: fwd, time: 10ms}\n"
+    "  - allreduce: {name: grads, group: dp, bytes: 1MiB}\n";
+
+// A clean program completes every step on every rank.
+TEST(FleetSim, CleanRunCompletes) {
+  Capture cap;
+  const Ran r = run_text(fleet4("steps: 5", kStep), &cap);
+  EXPECT_EQ(r.result.outcome, Outcome::kCompleted);
+  EXPECT_EQ(r.result.steps_completed, 5);
+  EXPECT_EQ(cap.completed.size(), 4u * 5u);
+}
+
+// Collectives match by per-group order, never by name: differently named ops of
+// the same type and size on different ranks complete together.
+TEST(FleetSim, MatchingIsByOrderNotName) {
+  const std::string body =
+      "  - when: \"rank == 0\"\n    do:\n      - allreduce: {name: a, group: world, bytes: 4B}\n"
+      "    else:\n      - allreduce: {name: b, group: world, bytes: 4B}\n";
+  const Ran r = run_text(fleet4("steps: 3", body), nullptr);
+  EXPECT_EQ(r.result.outcome, Outcome::kCompleted);
+}
+
+// Matched ops that differ in size never complete; the watchdog then fires.
+TEST(FleetSim, MismatchedSizesNeverComplete) {
+  const std::string body =
+      "  - when: \"rank == 0\"\n    do:\n      - allreduce: {name: a, group: world, bytes: 8B}\n"
+      "    else:\n      - allreduce: {name: a, group: world, bytes: 4B}\n";
+  Capture cap;
+  const Ran r = run_text(fleet4("steps: 3, watchdog: 1s", body), &cap);
+  EXPECT_EQ(r.result.outcome, Outcome::kHang);
+  EXPECT_EQ(r.result.hang.step, 1);
+  EXPECT_TRUE(cap.completed.empty());
+}
+
+// The founding case in miniature: an extra collective on rank 0 hangs the job,
+// and rank 0's world group has enqueued one collective more than anyone else.
+TEST(FleetSim, ExtraCollectiveOnRankZeroHangs) {
+  const std::string body = std::string(kStep) +
+      "  - when: \"rank == 0 && step % 4 == 0\"\n    do:\n"
+      "      - allreduce: {name: loss, group: world, bytes: 4B}\n      - log: \"loss {loss}\"\n";
+  Capture cap;
+  const Ran r = run_text(fleet4("steps: 10, watchdog: 10min", body), &cap);
+  ASSERT_EQ(r.result.outcome, Outcome::kHang);
+  EXPECT_EQ(r.result.hang.step, 4);
+  EXPECT_EQ(r.result.steps_completed, 3);
+  std::map<int, int> world;
+  for (const WorkRecord& w : cap.enqueued)
+    if (w.group == GroupKind::kWorld) ++world[w.rank];
+  EXPECT_EQ(world[0], 1);
+  EXPECT_EQ(world.count(1) + world.count(2) + world.count(3), 0u);
+  for (const std::string& l : cap.logs)  // the value never arrives, so it is never printed
+    EXPECT_EQ(l.find("loss"), std::string::npos) << l;
+}
+
+// The watchdog fires at the first 100 ms poll at or after enqueue + timeout,
+// on the rank whose stuck collective was enqueued first.
+TEST(FleetSim, WatchdogFiresTimeoutAfterEnqueue) {
+  const std::string body = std::string(kStep) +
+      "  - when: \"rank == 0 && step == 2\"\n    do:\n      - allreduce: {name: loss, group: world, bytes: 4B}\n";
+  const Ran r = run_text(fleet4("steps: 4, watchdog: 10min", body), nullptr);
+  ASSERT_EQ(r.result.outcome, Outcome::kHang);
+  const int64_t deadline = r.result.hang.stuck_since.ns + Duration::minutes(10).ns;
+  EXPECT_GE(r.result.hang.detected_at.ns, deadline);
+  EXPECT_LT(r.result.hang.detected_at.ns, deadline + 100'000'000);
+  EXPECT_EQ(r.result.hang.detected_at.ns % 100'000'000, 0);
+}
+
+// On a timeout every live rank dumps its flight recorder exactly once.
+TEST(FleetSim, TimeoutMakesEveryRankDump) {
+  const std::string body = std::string(kStep) +
+      "  - when: \"rank == 0 && step == 2\"\n    do:\n      - allreduce: {name: loss, group: world, bytes: 4B}\n";
+  Capture cap;
+  run_text(fleet4("steps: 4, watchdog: 1min", body), &cap);
+  std::sort(cap.dumps.begin(), cap.dumps.end());
+  EXPECT_EQ(cap.dumps, (std::vector<int>{0, 1, 2, 3}));
+}
+
+// With the watchdog off, a stuck job is reported as a deadlock, never looped on.
+TEST(FleetSim, WatchdogOffReportsDeadlock) {
+  const std::string body = std::string(kStep) +
+      "  - when: \"rank == 0 && step == 2\"\n    do:\n      - allreduce: {name: loss, group: world, bytes: 4B}\n";
+  const Ran r = run_text(fleet4("steps: 4, watchdog: off", body), nullptr);
+  EXPECT_EQ(r.result.outcome, Outcome::kDeadlock);
+  EXPECT_EQ(r.result.stuck_step, 2);
+}
+
+// A rank waiting for an absent peer spins (GPU busy), it does not go idle.
+TEST(FleetSim, WaitingRanksSpin) {
+  const std::string extra = "faults:\n  - stall: {rank: 3, at_step: 2}\n";
+  Capture cap;
+  const Ran r = run_text(fleet4("steps: 4, watchdog: 1min", kStep, extra), &cap);
+  ASSERT_EQ(r.result.outcome, Outcome::kHang);
+  std::map<int, GpuState> last;
+  for (auto [rank, s] : cap.states) last[rank] = s;
+  EXPECT_EQ(last[1], GpuState::kSpin);   // rank 1 shares rank 3's dp group
+  EXPECT_EQ(last[3], GpuState::kIdle);   // the stalled rank's GPU drained and idles
+}
+
+// A skipped collective shifts the culprit's sequence: shapes coincide, so the
+// job runs on and hangs only at the last step, when the others issue one more.
+TEST(FleetSim, SkipHangsAtTheTrailingCollective) {
+  const std::string extra = "faults:\n  - skip: {rank: 1, op: grads, at_step: 2}\n";
+  const Ran r = run_text(fleet4("steps: 5, watchdog: 1min", kStep, extra), nullptr);
+  ASSERT_EQ(r.result.outcome, Outcome::kHang);
+  EXPECT_EQ(r.result.hang.step, 5);
+}
+
+// A crashed rank ends the run as a crash once the launcher notices it.
+TEST(FleetSim, CrashIsDetectedByTheLauncher) {
+  const std::string extra = "faults:\n  - crash: {rank: 2, at_step: 3}\n";
+  const Ran r = run_text(fleet4("steps: 5, crash_detect: 5s", kStep, extra), nullptr);
+  ASSERT_EQ(r.result.outcome, Outcome::kCrash);
+  EXPECT_EQ(r.result.crash.rank, 2);
+  EXPECT_EQ(r.result.crash.step, 3);
+  EXPECT_EQ((r.result.crash.detected_at - r.result.crash.at).ns, Duration::seconds(5).ns);
+}
+
+// The CPU runs ahead of the GPU by at most the launch queue; a sync makes it wait.
+TEST(FleetSim, CpuRunsAheadUntilSync) {
+  const std::string ahead = "  - compute: {name: c, time: 1s}\n  - allreduce: {name: x, group: world, bytes: 4B}\n";
+  Capture cap;
+  run_text(fleet4("steps: 3, launch_queue: 8", ahead), &cap);
+  // Without a sync, step 2's collective is enqueued long before step 1's compute ends.
+  EXPECT_LT(cap.enqueued[4].created.ns, Duration::seconds(1).ns);
+  Capture synced;
+  run_text(fleet4("steps: 3, launch_queue: 8", ahead + "  - sync\n"), &synced);
+  EXPECT_GE(synced.enqueued[4].created.ns, Duration::seconds(1).ns);
+}
+
+// A straggler's compute takes `slowdown` times longer in its step range only.
+TEST(FleetSim, StragglerSlowsItsComputeInRange) {
+  const std::string extra = "faults:\n  - straggler: {ranks: [2], slowdown: 1.5, from_step: 2, to_step: 3}\n";
+  Capture cap;
+  run_text(fleet4("steps: 4", kStep, extra), &cap);
+  const auto& d = cap.compute_ns[2];
+  ASSERT_EQ(d.size(), 4u);
+  EXPECT_EQ(d[0], Duration::millis(10).ns);
+  EXPECT_EQ(d[1], Duration::millis(15).ns);
+  EXPECT_EQ(d[3], Duration::millis(10).ns);
+}
+
+// Draws are keyed by (seed, rank, purpose, step, op): adding a fault on one rank
+// leaves every other rank's jittered durations unchanged.
+TEST(FleetSim, FaultsDoNotShiftOtherRanksDraws) {
+  const std::string body = "  - compute: {name: fwd, time: 10ms, jitter: 5%}\n"
+                           "  - allreduce: {name: g, group: world, bytes: 1KiB}\n";
+  Capture a, b;
+  run_text(fleet4("steps: 6, seed: 9", body), &a);
+  run_text(fleet4("steps: 6, seed: 9", body, "faults:\n  - straggler: {ranks: [3], slowdown: 2}\n"), &b);
+  EXPECT_EQ(a.compute_ns[0], b.compute_ns[0]);
+  EXPECT_EQ(a.compute_ns[1], b.compute_ns[1]);
+  EXPECT_NE(a.compute_ns[3], b.compute_ns[3]);
+  EXPECT_NE(a.compute_ns[0][0], a.compute_ns[0][1]);  // jitter is really applied
+}
+
+// Pipeline send/recv between stages complete; a send past the last stage is an
+// input error reported at the op, not a crash.
+TEST(FleetSim, PipelineSendRecv) {
+  const std::string yaml =
+      "name: pp\nfleet: {system: custom, gpus_per_node: 2, nodes: 2}\nparallel: {tp: 1, dp: 2, pp: 2}\n"
+      "job: {steps: 3}\nstep:\n  - when: \"pp_rank == 0\"\n    do:\n"
+      "      - compute: {name: f0, time: 5ms}\n      - send: {name: act, to: next, bytes: 1MiB}\n"
+      "    else:\n      - recv: {name: act, from: prev, bytes: 1MiB}\n      - compute: {name: f1, time: 5ms}\n";
+  const Ran ok = run_text(yaml, nullptr);
+  EXPECT_EQ(ok.result.outcome, Outcome::kCompleted);
+  const std::string bad =
+      "name: pp\nfleet: {system: custom, gpus_per_node: 2, nodes: 2}\nparallel: {tp: 1, dp: 2, pp: 2}\n"
+      "job: {steps: 3}\nstep:\n  - send: {name: act, to: next, bytes: 1MiB}\n";
+  const Ran err = run_text(bad, nullptr);
+  ASSERT_EQ(err.result.errors.size(), 1u);
+  EXPECT_NE(err.result.errors[0].message.find("next pipeline stage"), std::string::npos);
+  EXPECT_EQ(err.result.errors[0].loc.line, 6);
+}
+
+// A division by zero in a `when` at run time is an input error with a location.
+TEST(FleetSim, DivisionByZeroInWhenIsAnError) {
+  const std::string body = "  - when: \"step % (rank - 1) == 0\"\n    do:\n      - compute: {name: c, time: 1ms}\n";
+  const Ran r = run_text(fleet4("steps: 2", body), nullptr);
+  ASSERT_FALSE(r.result.errors.empty());
+  EXPECT_NE(r.result.errors[0].message.find("division by zero"), std::string::npos);
+  EXPECT_EQ(r.result.errors[0].loc.line, 6);
+}
+
+// Same plan and seed: the same callbacks in the same order (here: every
+// collective's completion time).
+TEST(FleetSim, Deterministic) {
+  const std::string body = "  - compute: {name: fwd, time: 10ms, jitter: 3%}\n"
+                           "  - allreduce: {name: g, group: dp, bytes: 1MiB}\n";
+  Capture a, b;
+  run_text(fleet4("steps: 20, seed: 5", body), &a);
+  run_text(fleet4("steps: 20, seed: 5", body), &b);
+  ASSERT_EQ(a.completed.size(), b.completed.size());
+  for (size_t i = 0; i < a.completed.size(); ++i) {
+    EXPECT_EQ(a.completed[i].rank, b.completed[i].rank);
+    EXPECT_EQ(a.completed[i].completed.ns, b.completed[i].completed.ns);
+  }
+}
+
+}  // namespace
+}  // namespace fleetsim
