@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   // --- subcommands (one line each) ---
   fleetsim::cli::register_run_command(app, &exit_code);
   fleetsim::cli::register_check_command(app, &exit_code);
+  fleetsim::cli::register_diagnose_command(app, &exit_code);
   fleetsim::cli::register_collectives_command(app, &exit_code);
   // --- end subcommands ---
   try {

@@ -1,0 +1,195 @@
+// Step 5 and 6 of the isolation order: who is to blame, and what to do about it.
+// The culprit is the minority at the first divergent (group, seq); a rank that
+// lacks an op is told apart as crashed, stalled (idle, no later work) or skipping.
+#include <algorithm>
+#include <cstdio>
+
+#include "sim/diagnose/walk_context.h"
+
+namespace fleetsim::diagnose {
+namespace {
+
+bool contains(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+std::string ranks_text(const std::vector<int>& r) {
+  return r.size() == 1 ? "rank " + std::to_string(r[0]) : "ranks " + format_ranks(r);
+}
+
+bool is_rank_condition(const std::string& when) { return when.find("rank") != std::string::npos; }
+
+}  // namespace
+
+Cause WalkContext::classify_absent(const Divergence& div) const {
+  const std::vector<int>& odd = div.minority;
+  for (int r : odd) {
+    if (contains(crashed, r) || (rec.summary && rec.summary->crash_rank == r)) return Cause::kRankCrashed;
+  }
+  bool alive = true;
+  for (int r : odd) {
+    auto it = fr.last_enqueue_ns.find(r);
+    const bool later_work = it != fr.last_enqueue_ns.end() && it->second > div.time_ns;
+    if (!later_work || contains(util.idle_ranks, r)) alive = false;
+  }
+  return alive ? Cause::kMissingCollective : Cause::kRankStalled;
+}
+
+void WalkContext::blame_divergence(const Divergence& div) {
+  d.culprit_ranks = div.minority;
+  d.pg_name = div.pg_name;
+  d.pg_desc = div.pg_desc;
+  d.collective_seq_id = div.seq;
+  d.op = div.op;
+  d.op_name = div.op_name;
+  when_ = div.when;
+  if (div.kind != DivergenceKind::kPresence) {
+    d.cause = div.shift > 0   ? Cause::kExtraCollective
+              : div.shift < 0 ? Cause::kMissingCollective
+                              : Cause::kMismatchedCollective;
+    expected_ = div.expected;
+    found_ = div.found;
+  } else {
+    d.cause = div.minority_has_entry ? Cause::kExtraCollective : classify_absent(div);
+  }
+  std::string t = ranks_text(div.minority) + " is the minority at pg " + div.pg_name + " seq " +
+                  std::to_string(div.seq) + " (" + std::to_string(div.minority.size()) + " of " +
+                  std::to_string(div.minority.size() + div.majority.size()) +
+                  " compared) -> " + std::string(to_string(d.cause));
+  if (d.cause == Cause::kRankStalled) t += ": no later work from it, GPU idle or unknown";
+  if (d.cause == Cause::kMissingCollective && div.kind == DivergenceKind::kPresence) {
+    t += ": it is alive (it enqueued later work elsewhere)";
+  }
+  note(5, t);
+  note(5, "blame goes to the minority whichever dump is read first; a first-rank reference "
+          "(torchfrtrace) would blame the " + std::to_string(div.majority.size()) + " others");
+}
+
+bool WalkContext::blame_without_divergence() {
+  std::vector<int> dead = fr.missing_dumps;
+  if (rec.summary && rec.summary->crash_rank >= 0) dead.push_back(rec.summary->crash_rank);
+  dead.insert(dead.end(), crashed.begin(), crashed.end());
+  std::sort(dead.begin(), dead.end());
+  dead.erase(std::unique(dead.begin(), dead.end()), dead.end());
+  if (!dead.empty()) {
+    d.cause = Cause::kRankCrashed;
+    d.culprit_ranks = dead;
+    note(5, ranks_text(dead) + " crashed or left no dump -> rank_crashed");
+    return true;
+  }
+  if (util.kind == UtilKind::kSomeIdle) {
+    d.cause = Cause::kRankStalled;
+    d.culprit_ranks = util.idle_ranks;
+    note(5, ranks_text(util.idle_ranks) + " idle while the others spin -> rank_stalled");
+    return true;
+  }
+  return false;
+}
+
+void WalkContext::blame_hang() {
+  const Divergence* best = nullptr;
+  for (const Divergence& div : fr.divergences) {
+    if (counts(div)) {
+      best = &div;
+      break;
+    }
+  }
+  if (best) {
+    blame_divergence(*best);
+  } else if (!blame_without_divergence()) {
+    d.cause = Cause::kUnknown;
+    note(5, "no divergence, no idle or dead rank: a fabric stall or a desync the evidence cannot show");
+  }
+  const bool summary_crash = rec.summary && rec.summary->crash_rank >= 0;
+  if (summary_crash && !contains(d.culprit_ranks, rec.summary->crash_rank)) {
+    d.cause = Cause::kRankCrashed;
+    d.culprit_ranks = {rec.summary->crash_rank};
+    note(5, "summary.json names rank " + std::to_string(rec.summary->crash_rank) + " as crashed");
+  }
+  if (d.collective_seq_id < 0 && rec.summary && rec.summary->hang_seq >= 0) {
+    d.pg_name = rec.summary->hang_process_group;
+    d.collective_seq_id = rec.summary->hang_seq;
+    d.op = rec.summary->hang_op;
+  }
+}
+
+void WalkContext::blame_slow() {
+  if (slow_group) {
+    d.cause = Cause::kSlowLink;
+    d.culprit_ranks = slow_group->members;
+    d.pg_name = slow_group->pg_name;
+    d.pg_desc = slow_group->pg_desc;
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "pg %s members %s reach %.1f GB/s bus bandwidth, siblings %.1f GB/s",
+                  slow_group->pg_name.c_str(), format_ranks(slow_group->members).c_str(),
+                  slow_group->busbw_gbps, slow_group->sibling_busbw_gbps);
+    note(5, std::string(buf) + " -> slow_link");
+  } else if (late) {
+    d.cause = Cause::kStraggler;
+    d.culprit_ranks = {late->rank};
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "FR: rank %d starts its collectives last at %d of %d seqs; the others wait %.1f ms "
+                  "on average -> straggler",
+                  late->rank, late->late_count, late->seq_count, late->mean_lag_ms);
+    note(5, buf);
+  } else if (util.heavy_rank >= 0) {
+    d.cause = Cause::kStraggler;
+    d.culprit_ranks = {util.heavy_rank};
+    note(5, "telemetry: rank " + std::to_string(util.heavy_rank) +
+                " has the busiest tensor pipe (longest compute) -> straggler");
+  } else if (trend.slowest_rank >= 0 && trend.slowest_count * 3 >= trend.late_steps * 2) {
+    d.cause = Cause::kStraggler;
+    d.culprit_ranks = {trend.slowest_rank};
+    note(5, "steps.csv: rank " + std::to_string(trend.slowest_rank) + " is the slowest rank in " +
+                std::to_string(trend.slowest_count) + " of the last " + std::to_string(trend.late_steps) +
+                " steps -> straggler");
+  } else {
+    d.cause = Cause::kUnknown;
+    note(5, "slower, but no single rank or group stands out");
+  }
+}
+
+std::string WalkContext::advice() const {
+  const std::string who = d.culprit_ranks.empty() ? "the culprit" : ranks_text(d.culprit_ranks);
+  switch (d.cause) {
+    case Cause::kNone: return "Nothing to fix.";
+    case Cause::kExtraCollective:
+      if (is_rank_condition(when_)) {
+        return "Run the collective on every rank and gate only the print: " + who + " issues " + d.op +
+               " under `" + when_ + "`, which the others never call.\n"
+               "    if step % 400 == 0:\n        m = all_reduce(x)\n        if rank == 0:\n"
+               "            print(m)\n"
+               "Or log a rank-local value. Never put all_reduce, barrier, broadcast_object_list, "
+               "checkpoint saves or metric syncs under rank == 0.";
+      }
+      return "Make the collective unconditional: " + who + " issues an extra " + d.op +
+             " the others never call (NCCL pairs collectives by order, not name). Find the "
+             "rank-dependent branch (py-spy dump every rank) and call it on every rank.";
+    case Cause::kMissingCollective:
+      return "Make the collective unconditional and data-independent: " + who + " skipped " + d.op +
+             " (e.g. `if p.grad is not None: all_reduce`, uneven batch counts); issue it on every "
+             "rank, with a zero tensor if needed. Confirm with TORCH_DISTRIBUTED_DEBUG=DETAIL on a repro.";
+    case Cause::kMismatchedCollective:
+      return "Use the same shapes and dtypes on every rank: " + who + " calls " + d.op + " with " +
+             found_ + " where its peers use " + expected_ +
+             ". Reproduce with TORCH_DISTRIBUTED_DEBUG=DETAIL and a short timeout to turn the hang into "
+             "an error naming both.";
+    case Cause::kRankStalled:
+      return "py-spy dump --pid on " + who + " (or /handler/dump_traceback): its CPU is stuck "
+             "(data loading, I/O, a lock, a recompile) and it never issued the collective.";
+    case Cause::kRankCrashed:
+      return "Read " + who + "'s own log and stderr, dmesg/XIDs and DCGM diagnostics on its node; the "
+             "other ranks are victims. Restart from the last checkpoint without that node if it is hardware.";
+    case Cause::kStraggler:
+      return "Bisect: exclude " + who + "'s node or halve the node set; run nccl-tests all_reduce_perf on "
+             "one node and on node pairs; check its clocks and thermals (nvidia-smi -q -d PERFORMANCE) and XIDs.";
+    case Cause::kSlowLink:
+      return "Run nccl-tests on the node pairs of " + who + ", check NIC/cable errors and link speeds "
+             "(ibstat), and bisect the group.";
+    case Cause::kUnknown: break;
+  }
+  return "Query ncclras twice and look for a gap that does not move; diff opCount with "
+         "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL on a repro; if no software desync turns up, check "
+         "hardware (nccl-tests on node pairs, XIDs, DCGM).";
+}
+
+}  // namespace fleetsim::diagnose

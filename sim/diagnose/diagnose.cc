@@ -1,0 +1,121 @@
+// The isolation-order walker: each step reads its evidence, notes what it saw, and
+// the culprit step combines them. Steps follow docs/diagnose.md (from diagnosis.md
+// section 6); the culprit is the minority that diverges, never "everyone but rank 0".
+#include "sim/diagnose/diagnose.h"
+
+#include <algorithm>
+
+#include "sim/diagnose/fr_analyzer.h"
+#include "sim/diagnose/signals.h"
+#include "sim/diagnose/walk_context.h"
+
+namespace fleetsim::diagnose {
+namespace {
+
+void step_hang_or_slow(WalkContext& c) {
+  const Record& rec = c.rec;
+  Verdict v = Verdict::kHealthy;
+  if (rec.summary && !rec.summary->outcome.empty()) {
+    const Summary& s = *rec.summary;
+    std::string t = "summary.json: outcome " + s.outcome;
+    if (s.hang_step >= 0) t += " in step " + std::to_string(s.hang_step);
+    if (s.hang_first_timeout_rank >= 0) {
+      t += "; first watchdog on rank " + std::to_string(s.hang_first_timeout_rank) + " (pg " +
+           s.hang_process_group + " seq " + std::to_string(s.hang_seq) + " " + s.hang_op + ")";
+    }
+    if (s.crash_rank >= 0) t += "; rank " + std::to_string(s.crash_rank) + " crashed";
+    c.note(1, t);
+    if (s.outcome != "completed") v = Verdict::kHang;
+  } else if (!c.fr.timed_out.empty()) {
+    const TimedOut& t = c.fr.timed_out.front();
+    c.note(1, "FR: " + std::to_string(c.fr.timed_out.size()) +
+                  " non-completed entries past their timeout (first: rank " + std::to_string(t.rank) +
+                  " pg " + t.pg_name + " seq " + std::to_string(t.seq) + " " + t.op + ", " + t.why +
+                  ")");
+    v = Verdict::kHang;
+  } else if (!c.watchdogs.empty()) {
+    c.note(1, "job.log: " + std::to_string(c.watchdogs.size()) + " watchdog timeout line(s)");
+    v = Verdict::kHang;
+  } else if (c.has_mismatch()) {
+    c.note(1, "FR: matched collectives differ, and such collectives never complete");
+    v = Verdict::kHang;
+  } else if (c.util.progress_stopped && c.util.kind != UtilKind::kBusy) {
+    c.note(1, "telemetry: every rank's step stopped changing at " +
+                  std::to_string(c.util.window_start_s) + " s");
+    v = Verdict::kHang;
+  }
+  if (v != Verdict::kHang) v = c.slow_evidence() ? Verdict::kSlow : Verdict::kHealthy;
+  if (!rec.steps.empty()) c.note(1, c.trend_text());
+  if (c.rec.summary == std::nullopt && v != Verdict::kHang && c.rec.dumps.size() > 0) {
+    c.note(1, "FR: no entry is past its timeout and none is retired unfinished");
+  }
+  c.d.verdict = v;
+}
+
+void step_utilization(WalkContext& c) {
+  c.note(2, c.util.kind == UtilKind::kNoData ? "no telemetry.csv: skipped" : c.util.text);
+}
+
+void step_watchdog(WalkContext& c) {
+  if (c.rec.log_lines.empty()) {
+    c.note(3, "no job.log: skipped");
+  } else if (c.watchdogs.empty()) {
+    c.note(3, "job.log: no watchdog timeout line");
+  } else {
+    c.note_watchdogs();
+  }
+  if (!c.crashed.empty()) {
+    c.note(3, "job.log: rank(s) " + format_ranks(c.crashed) + " crashed or exited before any timeout");
+  }
+  c.note_pg_status();
+}
+
+void step_alignment(WalkContext& c) {
+  if (c.rec.dumps.empty()) {
+    c.note(4, "no flight-recorder dumps: skipped");
+    return;
+  }
+  c.note(4, std::to_string(c.rec.dumps.size()) + " dumps, " + std::to_string(c.fr.groups) +
+                " group(s) aligned by (process group, collective_seq_id)");
+  if (!c.fr.missing_dumps.empty()) {
+    c.note(4, "no dump from rank(s) " + format_ranks(c.fr.missing_dumps) + " (dead, or not collected)");
+  }
+  int shown = 0;
+  for (const Divergence& d : c.fr.divergences) {
+    if (!c.counts(d)) continue;
+    if (shown++ == 3) break;
+    c.note(4, c.describe(d));
+  }
+  if (shown == 0) c.note(4, "every group agrees at every sequence number its members hold");
+}
+
+}  // namespace
+
+Diagnosis diagnose_record(const Record& record) {
+  WalkContext c(record);
+  step_hang_or_slow(c);
+  step_utilization(c);
+  step_watchdog(c);
+  step_alignment(c);
+  if (c.d.verdict == Verdict::kHang) {
+    c.blame_hang();
+  } else if (c.d.verdict == Verdict::kSlow) {
+    c.blame_slow();
+  } else {
+    c.note(5, "healthy: nobody to blame");
+  }
+  c.d.advice = c.advice();
+  c.note(6, c.d.advice.substr(0, c.d.advice.find('\n')));
+  std::sort(c.d.culprit_ranks.begin(), c.d.culprit_ranks.end());
+  std::stable_sort(c.d.evidence.begin(), c.d.evidence.end(),
+                   [](const Evidence& a, const Evidence& b) { return a.step < b.step; });
+  return c.d;
+}
+
+Result<Diagnosis> diagnose_dir(const std::string& dir) {
+  Result<Record> rec = read_record(dir);
+  if (!rec) return rec.errors();
+  return diagnose_record(*rec);
+}
+
+}  // namespace fleetsim::diagnose

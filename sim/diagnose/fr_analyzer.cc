@@ -1,0 +1,340 @@
+// Aligns flight-recorder entries by (process group, collective_seq_id) and finds the
+// first sequence number where the members disagree. The culprit is the minority
+// class at that seq, so the answer does not depend on which dump is read first
+// (PyTorch's analyzer takes the first rank as the reference and blames the rest).
+#include "sim/diagnose/fr_analyzer.h"
+
+#include <algorithm>
+#include <climits>
+#include <set>
+#include <tuple>
+
+namespace fleetsim::diagnose {
+namespace {
+
+const char kAbsent[] = "\x01" "absent";
+const char kEnqueuedNoEntry[] = "\x02" "enqueued";
+
+// One member's view of one group.
+struct Lane {
+  bool has_dump = false;
+  std::map<int64_t, const FrEntry*> by_seq;
+  int64_t max_known = -1;  // highest seq it enqueued (entries or pg_status)
+};
+
+struct GroupView {
+  std::string name;
+  std::string desc;
+  std::vector<int> members;
+  std::map<int, Lane> lanes;
+};
+
+void fill_lane(const FrDump& dump, const std::string& name, Lane& lane) {
+  lane.has_dump = true;
+  for (const FrEntry& e : dump.entries) {
+    if (e.pg_name != name || e.is_p2p || e.collective_seq_id < 0) continue;
+    lane.by_seq[e.collective_seq_id] = &e;
+    lane.max_known = std::max(lane.max_known, e.collective_seq_id);
+  }
+  auto st = dump.status.find(name);
+  if (st != dump.status.end()) lane.max_known = std::max(lane.max_known, st->second.last_enqueued);
+}
+
+std::set<std::string> group_names(const FrDump& dump) {
+  std::set<std::string> names;
+  for (const auto& [n, g] : dump.groups) names.insert(n);
+  for (const FrEntry& e : dump.entries) names.insert(e.pg_name);
+  for (const auto& [n, s] : dump.status) names.insert(n);
+  return names;
+}
+
+std::vector<GroupView> build_groups(const std::map<int, FrDump>& dumps) {
+  std::map<std::pair<std::string, std::vector<int>>, GroupView> views;
+  for (const auto& [rank, dump] : dumps) {
+    for (const std::string& n : group_names(dump)) {
+      auto g = dump.groups.find(n);
+      std::vector<int> members = g == dump.groups.end() ? std::vector<int>{} : g->second.ranks;
+      GroupView& v = views[{n, members}];
+      v.name = n;
+      v.members = members;
+      if (g != dump.groups.end() && !g->second.desc.empty()) v.desc = g->second.desc;
+      fill_lane(dump, n, v.lanes[rank]);
+      if (v.desc.empty()) {
+        for (const FrEntry& e : dump.entries) {
+          if (e.pg_name == n && !e.pg_desc.empty()) v.desc = e.pg_desc;
+        }
+      }
+    }
+  }
+  std::vector<GroupView> out;
+  for (auto& [key, v] : views) {
+    if (v.members.empty()) {
+      for (const auto& [r, lane] : v.lanes) v.members.push_back(r);
+    }
+    for (int r : v.members) v.lanes[r];  // members without a dump get an empty lane
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+// The entry of a lane at seq, or a class marker; nullopt when the lane cannot say.
+std::optional<std::string> class_at(const Lane& lane, int64_t seq, bool use_names,
+                                    const FrEntry** entry) {
+  *entry = nullptr;
+  if (!lane.has_dump) return std::nullopt;
+  if (seq > lane.max_known) return std::string(kAbsent);
+  auto it = lane.by_seq.find(seq);
+  if (it == lane.by_seq.end()) {
+    if (lane.by_seq.empty()) return std::string(kEnqueuedNoEntry);
+    return std::nullopt;  // older than the ring holds
+  }
+  const FrEntry& e = *it->second;
+  *entry = &e;
+  std::string key = e.profiling_name + "|" + e.input_sizes + "|" + e.output_sizes + "|" +
+                    e.input_dtypes + "|" + e.output_dtypes;
+  if (use_names) key += "|" + e.op_name;
+  return key;
+}
+
+const FrEntry* entry_at(const Lane& lane, int64_t seq) {
+  auto it = lane.by_seq.find(seq);
+  return it == lane.by_seq.end() ? nullptr : it->second;
+}
+
+bool same_op(const FrEntry* a, const FrEntry* b) {
+  return a && b && a->profiling_name == b->profiling_name && a->input_sizes == b->input_sizes &&
+         a->output_sizes == b->output_sizes && a->input_dtypes == b->input_dtypes &&
+         a->output_dtypes == b->output_dtypes &&
+         (a->op_name.empty() || b->op_name.empty() || a->op_name == b->op_name);
+}
+
+// How many ops in a row line up when the odd lane is read `offset` seqs later
+// than the reference lane.
+int run_length(const Lane& odd, const Lane& ref, int64_t seq, int offset) {
+  int n = 0;
+  for (int64_t s = seq;; ++s) {
+    if (!same_op(entry_at(odd, s + offset), entry_at(ref, s))) return n;
+    ++n;
+  }
+}
+
+// +1 when the odd lane holds one extra op at seq, -1 when it skipped one, 0 unclear.
+int detect_shift(const Lane& odd, const Lane& ref, int64_t seq) {
+  const FrEntry* o = entry_at(odd, seq);
+  const FrEntry* r = entry_at(ref, seq);
+  if (o && !o->when.empty() && (!r || r->when.empty())) return +1;
+  if (r && !r->when.empty() && (!o || o->when.empty())) return -1;
+  const int extra = run_length(odd, ref, seq, +1);
+  int skipped = 0;
+  for (int64_t s = seq; same_op(entry_at(odd, s), entry_at(ref, s + 1)); ++s) ++skipped;
+  // A one-off mismatch lines up again unshifted right after seq; a shift does not.
+  const int unshifted = run_length(odd, ref, seq + 1, 0);
+  if (std::max(extra, skipped) <= unshifted) return 0;
+  if (extra != skipped) return extra > skipped ? +1 : -1;
+  return odd.max_known > ref.max_known ? +1 : (odd.max_known < ref.max_known ? -1 : 0);
+}
+
+void describe_mismatch(const FrEntry& want, const FrEntry& got, Divergence& d) {
+  if (want.profiling_name != got.profiling_name) {
+    d.kind = DivergenceKind::kType;
+    d.expected = want.profiling_name;
+    d.found = got.profiling_name;
+  } else if (want.input_sizes != got.input_sizes || want.output_sizes != got.output_sizes) {
+    d.kind = DivergenceKind::kSize;
+    d.expected = "input sizes " + want.input_sizes + ", output sizes " + want.output_sizes;
+    d.found = "input sizes " + got.input_sizes + ", output sizes " + got.output_sizes;
+  } else if (want.input_dtypes != got.input_dtypes || want.output_dtypes != got.output_dtypes) {
+    d.kind = DivergenceKind::kDtype;
+    d.expected = "dtypes " + want.input_dtypes;
+    d.found = "dtypes " + got.input_dtypes;
+  } else {
+    d.kind = DivergenceKind::kOpName;
+    d.expected = "op " + want.op_name;
+    d.found = "op " + got.op_name;
+  }
+}
+
+using Classes = std::map<std::string, std::vector<int>>;
+
+// Picks the majority class; on a tie, a class whose op carries a rank condition is
+// never the majority (that settles it), and a class that holds an entry beats one
+// that lacks it (that does not: *tie stays set).
+std::string pick_majority(const Classes& classes, const std::map<int, const FrEntry*>& at,
+                          bool* tie) {
+  auto score = [&](const Classes::value_type& c) {
+    const FrEntry* e = at.count(c.second.front()) ? at.at(c.second.front()) : nullptr;
+    const int has_when = e && !e->when.empty() ? 1 : 0;
+    const int present = c.first == kAbsent ? 0 : 1;
+    return std::tuple<size_t, int, int>(c.second.size(), 1 - has_when, present);
+  };
+  auto best = classes.begin();
+  for (auto it = classes.begin(); it != classes.end(); ++it) {
+    if (score(*it) > score(*best)) best = it;
+  }
+  *tie = false;
+  for (auto it = classes.begin(); it != classes.end(); ++it) {
+    if (it != best && std::get<0>(score(*it)) == std::get<0>(score(*best)) &&
+        std::get<1>(score(*it)) == std::get<1>(score(*best))) {
+      *tie = true;
+    }
+  }
+  return best->first;
+}
+
+}  // namespace
+
+namespace {
+
+std::set<int64_t> seqs_of(const GroupView& v) {
+  std::set<int64_t> seqs;
+  for (const auto& [r, lane] : v.lanes) {
+    for (const auto& [s, e] : lane.by_seq) seqs.insert(s);
+    if (lane.max_known >= 0) seqs.insert(lane.max_known);
+  }
+  return seqs;
+}
+
+bool all_named(const GroupView& v, int64_t seq) {
+  for (const auto& [r, lane] : v.lanes) {
+    const FrEntry* e = entry_at(lane, seq);
+    if (e && e->op_name.empty()) return false;
+  }
+  return true;
+}
+
+void fill_divergence(const GroupView& v, int64_t seq, const Classes& classes,
+                     const std::map<int, const FrEntry*>& at, Divergence& d) {
+  const std::string major = pick_majority(classes, at, &d.tie);
+  d.majority = classes.at(major);
+  for (const auto& [key, ranks] : classes) {
+    if (key != major) d.minority.insert(d.minority.end(), ranks.begin(), ranks.end());
+  }
+  std::sort(d.minority.begin(), d.minority.end());
+  const int odd = d.minority.front();
+  const int ref = d.majority.front();
+  const FrEntry* odd_e = at.count(odd) ? at.at(odd) : nullptr;
+  const FrEntry* ref_e = at.count(ref) ? at.at(ref) : nullptr;
+  if (odd_e && ref_e) d.shift = detect_shift(v.lanes.at(odd), v.lanes.at(ref), seq);
+  // For a skipped op, show the op the minority skipped (the majority's).
+  const FrEntry* shown = odd_e && d.shift >= 0 ? odd_e : (ref_e ? ref_e : odd_e);
+  if (shown) {
+    d.op = shown->profiling_name;
+    d.op_name = shown->op_name;
+  }
+  if (odd_e && !odd_e->when.empty()) {
+    d.when = odd_e->when;
+    d.when_on_minority = true;
+  } else if (ref_e && !ref_e->when.empty()) {
+    d.when = ref_e->when;
+  }
+  d.time_ns = LLONG_MAX;
+  for (const auto& [r, e] : at) d.time_ns = std::min(d.time_ns, e->time_created_ns);
+  if (odd_e && ref_e) {
+    describe_mismatch(*ref_e, *odd_e, d);
+  } else {
+    d.kind = DivergenceKind::kPresence;
+    d.minority_has_entry = odd_e != nullptr || major == kAbsent;
+    d.shift = d.minority_has_entry ? +1 : -1;
+  }
+}
+
+std::optional<Divergence> first_divergence(const GroupView& v) {
+  for (int64_t seq : seqs_of(v)) {
+    const bool use_names = all_named(v, seq);
+    Classes classes;
+    std::map<int, const FrEntry*> at;
+    for (const auto& [r, lane] : v.lanes) {
+      const FrEntry* e = nullptr;
+      std::optional<std::string> c = class_at(lane, seq, use_names, &e);
+      if (!c) continue;
+      classes[*c].push_back(r);
+      if (e) at[r] = e;
+    }
+    if (classes.size() < 2) continue;
+    Divergence d;
+    d.pg_name = v.name;
+    d.pg_desc = v.desc;
+    d.members = v.members;
+    d.seq = seq;
+    fill_divergence(v, seq, classes, at, d);
+    return d;
+  }
+  return std::nullopt;
+}
+
+// Most telling first: a clear majority before a tie, a mismatch (a definite bug)
+// before an op only some ranks reached, then the earliest in time: a rank that skips
+// an op also runs ahead elsewhere, and a rank that adds one also lags elsewhere,
+// and in both the first event is the cause.
+bool more_telling(const Divergence& a, const Divergence& b) {
+  const bool pa = a.kind == DivergenceKind::kPresence;
+  const bool pb = b.kind == DivergenceKind::kPresence;
+  return std::make_tuple(a.tie, pa, a.time_ns, a.pg_name) <
+         std::make_tuple(b.tie, pb, b.time_ns, b.pg_name);
+}
+
+void find_timeouts(const std::map<int, FrDump>& dumps, FrFindings& f) {
+  for (const auto& [rank, dump] : dumps) {
+    for (const FrEntry& e : dump.entries) {
+      f.now_ns = std::max({f.now_ns, e.time_created_ns, e.time_discovered_started_ns,
+                           e.time_discovered_completed_ns});
+      auto& last = f.last_enqueue_ns[rank];
+      last = std::max(last, e.time_created_ns);
+    }
+  }
+  for (const auto& [rank, dump] : dumps) {
+    for (const FrEntry& e : dump.entries) {
+      if (e.state == "completed") continue;
+      const bool aged = e.timeout_ms > 0 && e.time_created_ns > 0 &&
+                        f.now_ns - e.time_created_ns > e.timeout_ms * 1000000;
+      if (!e.retired && !aged) continue;
+      TimedOut t;
+      t.rank = rank;
+      t.pg_name = e.pg_name;
+      t.seq = e.is_p2p ? e.p2p_seq_id : e.collective_seq_id;
+      t.op = e.profiling_name;
+      t.why = e.retired ? "retired, not completed" : "older than its timeout";
+      f.timed_out.push_back(t);
+    }
+  }
+}
+
+}  // namespace
+
+FrFindings analyze_fr(const std::map<int, FrDump>& dumps) {
+  FrFindings f;
+  find_timeouts(dumps, f);
+  std::set<int> missing;
+  for (const GroupView& v : build_groups(dumps)) {
+    ++f.groups;
+    for (const auto& [r, lane] : v.lanes) {
+      if (!lane.has_dump) missing.insert(r);
+    }
+    if (std::optional<Divergence> d = first_divergence(v)) f.divergences.push_back(*d);
+  }
+  f.missing_dumps.assign(missing.begin(), missing.end());
+  std::stable_sort(f.divergences.begin(), f.divergences.end(), more_telling);
+  return f;
+}
+
+std::string to_string(DivergenceKind kind) {
+  switch (kind) {
+    case DivergenceKind::kPresence: return "not all ranks joined";
+    case DivergenceKind::kType: return "collective type mismatch";
+    case DivergenceKind::kSize: return "size mismatch";
+    case DivergenceKind::kDtype: return "dtype mismatch";
+    case DivergenceKind::kOpName: return "op mismatch";
+  }
+  return "?";
+}
+
+std::string format_ranks(const std::vector<int>& ranks) {
+  std::string s = "[";
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(ranks[i]);
+  }
+  return s + "]";
+}
+
+}  // namespace fleetsim::diagnose

@@ -1,0 +1,81 @@
+// Flight-recorder analysis: aligns every process group's entries across its members
+// by (group, collective_seq_id), never by name, finds the first divergent sequence
+// number and the minority that diverges, whichever rank was read first. Also finds
+// the rank that arrives last (a straggler) and a group whose bus bandwidth lags.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/diagnose/record.h"
+
+namespace fleetsim::diagnose {
+
+enum class DivergenceKind { kPresence, kType, kSize, kDtype, kOpName };
+
+// The first sequence number at which the members of one group disagree.
+struct Divergence {
+  std::string pg_name;
+  std::string pg_desc;
+  std::vector<int> members;
+  int64_t seq = -1;
+  DivergenceKind kind = DivergenceKind::kPresence;
+  std::vector<int> minority;  // the ranks that differ from the majority
+  std::vector<int> majority;
+  bool tie = false;                 // no class is strictly larger than the rest
+  bool minority_has_entry = false;  // kPresence: the minority holds an op the others lack
+  std::string expected;             // the majority's value (mismatches)
+  std::string found;                // the minority's value (mismatches)
+  std::string op;                   // profiling name at seq (the minority's if it has one)
+  std::string op_name;              // frames[0].name of that entry
+  std::string when;                 // a rank/step condition on the odd op, if recorded
+  bool when_on_minority = false;    // the condition sits on the minority's op
+  int shift = 0;          // +1: minority runs one op ahead (extra); -1: one behind (skipped)
+  int64_t time_ns = 0;    // earliest enqueue among the entries at seq
+};
+
+struct TimedOut {
+  int rank = -1;
+  std::string pg_name;
+  int64_t seq = -1;
+  std::string op;
+  std::string why;  // "retired, not completed" or "older than its timeout"
+};
+
+struct FrFindings {
+  std::vector<Divergence> divergences;  // at most one per group, most telling first
+  std::vector<int> missing_dumps;       // ranks some pg_config names but with no dump
+  std::vector<TimedOut> timed_out;      // non-completed entries past their timeout
+  int64_t now_ns = 0;                   // latest timestamp seen in any dump
+  std::map<int, int64_t> last_enqueue_ns;  // per rank: its newest entry's enqueue time
+  int groups = 0;                          // groups compared
+};
+
+FrFindings analyze_fr(const std::map<int, FrDump>& dumps);
+
+// The rank whose collectives start last, consistently (others wait for it).
+struct LateArriver {
+  int rank = -1;
+  int late_count = 0;  // sequence numbers at which it arrived last
+  int seq_count = 0;   // sequence numbers compared
+  double mean_lag_ms = 0;  // how long the others waited for it, on average
+};
+std::optional<LateArriver> find_late_arriver(const std::map<int, FrDump>& dumps);
+
+// A group whose achieved bus bandwidth is far below its siblings of the same kind.
+struct SlowGroup {
+  std::string pg_name;
+  std::string pg_desc;
+  std::vector<int> members;
+  double busbw_gbps = 0;
+  double sibling_busbw_gbps = 0;
+};
+std::optional<SlowGroup> find_slow_group(const std::map<int, FrDump>& dumps);
+
+std::string to_string(DivergenceKind kind);
+std::string format_ranks(const std::vector<int>& ranks);  // "[0, 5]"
+
+}  // namespace fleetsim::diagnose

@@ -1,0 +1,131 @@
+// The evidence diagnose reads: a RunRecord folder (docs/run-record.md) or a folder of
+// PyTorch flight-recorder JSON dumps. The reader is liberal about what it accepts
+// (string or number values, missing keys, null times) and strict about bad JSON,
+// which it reports as a Diagnostic with file:line:col.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fleetsim/status.h"
+
+namespace fleetsim::diagnose {
+
+// One flight-recorder ring entry (PyTorch FlightRecorderDetail.hpp keys).
+struct FrEntry {
+  int64_t record_id = -1;
+  std::string pg_id;
+  std::string pg_name;  // process_group[0]
+  std::string pg_desc;  // process_group[1]
+  int64_t collective_seq_id = -1;
+  int64_t p2p_seq_id = -1;
+  bool is_p2p = false;
+  std::string profiling_name;  // "nccl:all_reduce"
+  int64_t time_created_ns = 0;
+  int64_t time_discovered_started_ns = 0;    // 0 when not discovered (or null)
+  int64_t time_discovered_completed_ns = 0;  // 0 when not discovered (or null)
+  std::optional<double> duration_ms;
+  std::string input_sizes;  // canonical JSON text, e.g. "[[3,4]]"
+  std::string output_sizes;
+  std::string input_dtypes;  // canonical JSON text, e.g. "[\"Float\"]"
+  std::string output_dtypes;
+  int64_t input_numel = 0;  // product of all input sizes, summed over tensors
+  std::string state;        // scheduled | started | completed
+  bool retired = false;
+  int64_t timeout_ms = 0;
+  std::string op_name;  // frames[0].name: the op as the YAML names it ("" if no frames)
+  std::string when;     // a frame that carries a rank/step condition ("" if none)
+};
+
+// A process group as one rank sees it: pg_config[name] plus its pg_status.
+struct FrGroup {
+  std::string name;
+  std::string desc;
+  std::vector<int> ranks;  // parsed from the "[0, 1, 2]" string; empty if unknown
+};
+
+struct FrStatus {
+  int64_t last_enqueued = -1;
+  int64_t last_started = -1;
+  int64_t last_completed = -1;
+};
+
+// One rank's dump.
+struct FrDump {
+  int rank = -1;
+  std::string file;
+  std::string version;
+  std::map<std::string, FrGroup> groups;   // by pg name
+  std::map<std::string, FrStatus> status;  // by pg name (pg_id keys are mapped)
+  std::vector<FrEntry> entries;            // oldest first
+};
+
+struct TelemetryRow {
+  double time_s = 0;
+  int rank = 0;
+  double gpu_util = 0;  // percent 0..100
+  double sm_active = 0;
+  double tensor_active = 0;
+  double nic_tx_bytes = 0;
+  int64_t step = 0;
+};
+
+struct StepRow {
+  int64_t step = 0;
+  double start_s = 0;
+  double end_s = 0;
+  double duration_s = 0;
+  int slowest_rank = -1;
+};
+
+// The fields of summary.json that diagnose uses.
+struct Summary {
+  std::string scenario;
+  std::string outcome;  // completed | hang | crash | deadlock
+  int ranks = 0;
+  int64_t steps_planned = 0;
+  int64_t steps_completed = 0;
+  int hang_first_timeout_rank = -1;
+  std::string hang_process_group;
+  int64_t hang_seq = -1;
+  std::string hang_op;
+  int64_t hang_step = -1;
+  int crash_rank = -1;
+  int64_t crash_step = -1;
+};
+
+// Everything found in one folder. Any part may be empty.
+struct Record {
+  std::string dir;
+  std::optional<Summary> summary;
+  std::vector<TelemetryRow> telemetry;
+  std::vector<StepRow> steps;
+  std::vector<std::string> log_lines;
+  std::map<int, FrDump> dumps;     // by global rank
+  std::vector<std::string> files;  // what was read, for the evidence
+};
+
+// Parses JSON text; a syntax error becomes a Diagnostic at FILE:LINE:COL.
+Result<nlohmann::json> parse_json_text(const std::string& text, const std::string& file);
+
+// Parses one FR JSON dump. fallback_rank is used when the dump has no "rank" key.
+Result<FrDump> parse_fr_dump(const std::string& text, const std::string& file,
+                             int fallback_rank);
+
+// The rank encoded at the end of a dump's file name ("nccl_trace_rank_3",
+// "rank_3.json"); nullopt if the name does not look like a dump.
+std::optional<int> rank_from_file_name(const std::string& name);
+
+// Converts a byte offset (nlohmann's parse_error::byte, 1-based) into a 1-based
+// line and column of text.
+SourceLoc loc_from_offset(const std::string& text, size_t byte, const std::string& file);
+
+// Reads a folder. Fails on a missing folder, one with nothing to read, or bad JSON.
+Result<Record> read_record(const std::string& dir);
+
+}  // namespace fleetsim::diagnose

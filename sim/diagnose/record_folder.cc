@@ -1,0 +1,215 @@
+// Walks a folder and fills a Record: summary.json, telemetry.csv, steps.csv, job.log
+// and the flight-recorder dumps (under fr/ in a RunRecord, or loose in the folder as
+// PyTorch writes them). CSV columns are found by their header names.
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/diagnose/record.h"
+
+namespace fleetsim::diagnose {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::vector<std::string> split(const std::string& line, char sep) {
+  std::vector<std::string> out;
+  std::string cell;
+  std::istringstream ss(line);
+  while (std::getline(ss, cell, sep)) out.push_back(cell);
+  return out;
+}
+
+std::vector<std::string> read_lines(const fs::path& p) {
+  std::vector<std::string> lines;
+  std::ifstream in(p);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+// A CSV as rows of named cells; rows with the wrong width are skipped.
+struct Csv {
+  std::map<std::string, size_t> column;
+  std::vector<std::vector<std::string>> rows;
+
+  double num(const std::vector<std::string>& row, const char* name) const {
+    auto it = column.find(name);
+    if (it == column.end() || it->second >= row.size()) return 0;
+    return std::strtod(row[it->second].c_str(), nullptr);
+  }
+};
+
+Csv read_csv(const fs::path& p) {
+  Csv csv;
+  std::vector<std::string> lines = read_lines(p);
+  if (lines.empty()) return csv;
+  std::vector<std::string> header = split(lines[0], ',');
+  for (size_t i = 0; i < header.size(); ++i) csv.column[header[i]] = i;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    std::vector<std::string> row = split(lines[i], ',');
+    if (row.size() == header.size()) csv.rows.push_back(std::move(row));
+  }
+  return csv;
+}
+
+std::vector<TelemetryRow> read_telemetry(const fs::path& p) {
+  const Csv csv = read_csv(p);
+  std::vector<TelemetryRow> out;
+  for (const auto& row : csv.rows) {
+    TelemetryRow t;
+    t.time_s = csv.num(row, "time_s");
+    t.rank = static_cast<int>(csv.num(row, "rank"));
+    t.gpu_util = csv.num(row, "gpu_util");
+    t.sm_active = csv.num(row, "sm_active");
+    t.tensor_active = csv.num(row, "tensor_active");
+    t.nic_tx_bytes = csv.num(row, "nic_tx_bytes");
+    t.step = static_cast<int64_t>(csv.num(row, "step"));
+    out.push_back(t);
+  }
+  return out;
+}
+
+std::vector<StepRow> read_steps(const fs::path& p) {
+  const Csv csv = read_csv(p);
+  std::vector<StepRow> out;
+  for (const auto& row : csv.rows) {
+    StepRow s;
+    s.step = static_cast<int64_t>(csv.num(row, "step"));
+    s.start_s = csv.num(row, "start_s");
+    s.end_s = csv.num(row, "end_s");
+    s.duration_s = csv.num(row, "duration_s");
+    s.slowest_rank = static_cast<int>(csv.num(row, "slowest_rank"));
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::optional<std::string> slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Diagnostic folder_error(const std::string& file, const std::string& message) {
+  Diagnostic d;
+  d.loc.file = file;
+  d.message = message;
+  return d;
+}
+
+int64_t int_or(const json& obj, const char* key, int64_t fallback) {
+  auto it = obj.find(key);
+  if (it == obj.end()) return fallback;
+  if (it->is_number()) return it->get<int64_t>();
+  if (it->is_string()) return std::strtoll(it->get<std::string>().c_str(), nullptr, 10);
+  return fallback;
+}
+
+std::string str_or(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return "";
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+Result<Summary> read_summary(const fs::path& p) {
+  const std::string file = p.string();
+  std::optional<std::string> text = slurp(p);
+  if (!text) return folder_error(file, "cannot read file");
+  Result<json> parsed = parse_json_text(*text, file);
+  if (!parsed) return parsed.errors();
+  const json& root = *parsed;
+  if (!root.is_object()) return folder_error(file, "summary.json must be a JSON object");
+  Summary s;
+  s.scenario = str_or(root, "scenario");
+  s.outcome = str_or(root, "outcome");
+  s.ranks = static_cast<int>(int_or(root, "ranks", 0));
+  s.steps_planned = int_or(root, "steps_planned", 0);
+  s.steps_completed = int_or(root, "steps_completed", 0);
+  if (root.contains("hang") && root["hang"].is_object()) {
+    const json& h = root["hang"];
+    s.hang_first_timeout_rank = static_cast<int>(int_or(h, "first_timeout_rank", -1));
+    s.hang_process_group = str_or(h, "process_group");
+    s.hang_seq = int_or(h, "collective_seq_id", -1);
+    s.hang_op = str_or(h, "op");
+    s.hang_step = int_or(h, "step", -1);
+  }
+  if (root.contains("crash") && root["crash"].is_object()) {
+    s.crash_rank = static_cast<int>(int_or(root["crash"], "rank", -1));
+    s.crash_step = int_or(root["crash"], "step", -1);
+  }
+  return s;
+}
+
+// Dump files in name order, so the result never depends on the directory order.
+std::vector<fs::path> dump_files(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& ent : fs::directory_iterator(dir, ec)) {
+    if (!ent.is_regular_file()) continue;
+    const std::string name = ent.path().filename().string();
+    if (name.size() > 5 && name.substr(name.size() - 5) == ".pipe") continue;
+    if (rank_from_file_name(name)) out.push_back(ent.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::optional<Diagnostic> read_dumps(const fs::path& dir, Record& rec) {
+  for (const fs::path& p : dump_files(dir)) {
+    std::optional<std::string> text = slurp(p);
+    if (!text) return folder_error(p.string(), "cannot read file");
+    Result<FrDump> dump = parse_fr_dump(*text, p.string(), *rank_from_file_name(p.filename()));
+    if (!dump) return dump.errors().front();
+    rec.files.push_back(p.string());
+    rec.dumps.emplace(dump->rank, std::move(*dump));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<Record> read_record(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return folder_error(dir, "not a readable folder");
+  Record rec;
+  rec.dir = dir;
+  const fs::path root(dir);
+  if (fs::exists(root / "summary.json")) {
+    Result<Summary> s = read_summary(root / "summary.json");
+    if (!s) return s.errors();
+    rec.summary = *s;
+    rec.files.push_back((root / "summary.json").string());
+  }
+  if (fs::exists(root / "telemetry.csv")) {
+    rec.telemetry = read_telemetry(root / "telemetry.csv");
+    rec.files.push_back((root / "telemetry.csv").string());
+  }
+  if (fs::exists(root / "steps.csv")) {
+    rec.steps = read_steps(root / "steps.csv");
+    rec.files.push_back((root / "steps.csv").string());
+  }
+  if (fs::exists(root / "job.log")) {
+    rec.log_lines = read_lines(root / "job.log");
+    rec.files.push_back((root / "job.log").string());
+  }
+  const fs::path fr_dir = fs::is_directory(root / "fr", ec) ? root / "fr" : root;
+  if (std::optional<Diagnostic> err = read_dumps(fr_dir, rec)) return *err;
+  if (rec.files.empty()) {
+    return folder_error(dir, "nothing to diagnose: no summary.json, telemetry.csv, steps.csv, "
+                             "job.log or flight-recorder dumps");
+  }
+  return rec;
+}
+
+}  // namespace fleetsim::diagnose

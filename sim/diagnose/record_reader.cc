@@ -1,0 +1,250 @@
+// Reads a RunRecord folder or a folder of PyTorch flight-recorder JSON dumps into a
+// Record. JSON goes through nlohmann_json; CSV is split by hand. Values that PyTorch
+// writes as strings in one version and numbers in another are accepted either way.
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/diagnose/record.h"
+
+namespace fleetsim::diagnose {
+namespace {
+
+using nlohmann::json;
+
+int64_t as_int(const json& v, int64_t fallback) {
+  if (v.is_number_integer() || v.is_number_unsigned()) return v.get<int64_t>();
+  if (v.is_number_float()) return static_cast<int64_t>(v.get<double>());
+  if (v.is_boolean()) return v.get<bool>() ? 1 : 0;
+  if (v.is_string()) {
+    const std::string& s = v.get_ref<const std::string&>();
+    char* end = nullptr;
+    const long long x = std::strtoll(s.c_str(), &end, 10);
+    if (end != s.c_str()) return x;
+  }
+  return fallback;
+}
+
+int64_t field_int(const json& obj, const char* key, int64_t fallback) {
+  auto it = obj.find(key);
+  return it == obj.end() ? fallback : as_int(*it, fallback);
+}
+
+std::string as_string(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return "";
+  return v.dump();
+}
+
+std::string field_string(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it == obj.end() ? "" : as_string(*it);
+}
+
+bool field_bool(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  if (it == obj.end()) return false;
+  if (it->is_boolean()) return it->get<bool>();
+  if (it->is_string()) return *it == "true" || *it == "True" || *it == "1";
+  return as_int(*it, 0) != 0;
+}
+
+// A value that may have been written as a JSON-encoded string.
+json unwrap(const json& v) {
+  if (!v.is_string()) return v;
+  json inner = json::parse(v.get<std::string>(), nullptr, false);
+  return inner.is_discarded() ? v : inner;
+}
+
+std::vector<int> parse_ranks(const json& v) {
+  std::vector<int> out;
+  const json ranks = unwrap(v);
+  if (!ranks.is_array()) return out;
+  for (const json& r : ranks) out.push_back(static_cast<int>(as_int(r, -1)));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+int64_t numel_of(const json& sizes) {
+  int64_t total = 0;
+  if (!sizes.is_array()) return 0;
+  for (const json& tensor : sizes) {
+    if (!tensor.is_array()) continue;
+    int64_t n = 1;
+    for (const json& d : tensor) n *= as_int(d, 0);
+    total += n;
+  }
+  return total;
+}
+
+bool looks_like_condition(const std::string& s) {
+  return s.rfind("when", 0) == 0 || s.find("==") != std::string::npos ||
+         s.find('%') != std::string::npos;
+}
+
+void read_frames(const json& e, FrEntry& out) {
+  auto it = e.find("frames");
+  if (it == e.end() || !it->is_array()) return;
+  for (const json& f : *it) {
+    const std::string name = f.is_object() ? field_string(f, "name") : as_string(f);
+    if (out.op_name.empty() && &f == &(*it)[0]) out.op_name = name;
+    if (out.when.empty() && looks_like_condition(name)) {
+      size_t skip = name.rfind("when", 0) == 0 ? 4 : 0;
+      while (skip < name.size() && (name[skip] == ':' || name[skip] == ' ')) ++skip;
+      out.when = name.substr(skip);
+    }
+  }
+}
+
+FrEntry parse_entry(const json& e) {
+  FrEntry out;
+  out.record_id = field_int(e, "record_id", -1);
+  out.pg_id = field_string(e, "pg_id");
+  auto pg = e.find("process_group");
+  if (pg != e.end() && pg->is_array() && !pg->empty()) {
+    out.pg_name = as_string((*pg)[0]);
+    if (pg->size() > 1) out.pg_desc = as_string((*pg)[1]);
+  }
+  if (out.pg_name.empty()) out.pg_name = out.pg_id;
+  out.collective_seq_id = field_int(e, "collective_seq_id", -1);
+  out.p2p_seq_id = field_int(e, "p2p_seq_id", -1);
+  out.is_p2p = field_bool(e, "is_p2p");
+  out.profiling_name = field_string(e, "profiling_name");
+  out.time_created_ns = field_int(e, "time_created_ns", 0);
+  out.time_discovered_started_ns = field_int(e, "time_discovered_started_ns", 0);
+  out.time_discovered_completed_ns = field_int(e, "time_discovered_completed_ns", 0);
+  auto dur = e.find("duration_ms");
+  if (dur != e.end() && dur->is_number()) out.duration_ms = dur->get<double>();
+  const json empty = json::array();
+  out.input_sizes = e.value("input_sizes", empty).dump();
+  out.output_sizes = e.value("output_sizes", empty).dump();
+  out.input_dtypes = e.value("input_dtypes", empty).dump();
+  out.output_dtypes = e.value("output_dtypes", empty).dump();
+  out.input_numel = numel_of(e.value("input_sizes", empty));
+  out.state = field_string(e, "state");
+  out.retired = field_bool(e, "retired");
+  out.timeout_ms = field_int(e, "timeout_ms", 0);
+  read_frames(e, out);
+  return out;
+}
+
+void read_groups(const json& root, FrDump& dump) {
+  auto cfg = root.find("pg_config");
+  if (cfg == root.end() || !cfg->is_object()) return;
+  for (auto it = cfg->begin(); it != cfg->end(); ++it) {
+    const json v = unwrap(it.value());
+    FrGroup g;
+    g.name = it.key();
+    if (v.is_object()) {
+      if (v.contains("name")) g.name = as_string(v["name"]);
+      g.desc = field_string(v, "desc");
+      if (v.contains("ranks")) g.ranks = parse_ranks(v["ranks"]);
+    }
+    dump.groups[g.name] = g;
+  }
+}
+
+void read_status(const json& root, FrDump& dump) {
+  auto st = root.find("pg_status");
+  if (st == root.end() || !st->is_object()) return;
+  std::map<std::string, std::string> id_to_name;
+  for (const FrEntry& e : dump.entries) id_to_name.emplace(e.pg_id, e.pg_name);
+  for (auto it = st->begin(); it != st->end(); ++it) {
+    const json v = unwrap(it.value());
+    if (!v.is_object()) continue;
+    std::string name = it.key();
+    if (!dump.groups.count(name) && id_to_name.count(name)) name = id_to_name[name];
+    FrStatus s;
+    s.last_enqueued = field_int(v, "last_enqueued_collective", -1);
+    s.last_started = field_int(v, "last_started_collective", -1);
+    s.last_completed = field_int(v, "last_completed_collective", -1);
+    dump.status[name] = s;
+  }
+}
+
+std::string parse_error_text(const std::string& what) {
+  // nlohmann: "[json.exception.parse_error.101] parse error at line 2, column 8: MSG"
+  const size_t col = what.find("column ");
+  const size_t colon = col == std::string::npos ? col : what.find(": ", col);
+  if (colon != std::string::npos) return "malformed JSON: " + what.substr(colon + 2);
+  return "malformed JSON: " + what;
+}
+
+Diagnostic file_error(const std::string& file, const std::string& message) {
+  Diagnostic d;
+  d.loc.file = file;
+  d.message = message;
+  return d;
+}
+
+}  // namespace
+
+Result<json> parse_json_text(const std::string& text, const std::string& file) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    Diagnostic d;
+    d.loc = loc_from_offset(text, e.byte, file);
+    d.message = parse_error_text(e.what());
+    return d;
+  }
+}
+
+SourceLoc loc_from_offset(const std::string& text, size_t byte, const std::string& file) {
+  SourceLoc loc;
+  loc.file = file;
+  const size_t at = std::min(byte == 0 ? 0 : byte - 1, text.size());
+  loc.line = 1;
+  size_t line_start = 0;
+  for (size_t i = 0; i < at; ++i) {
+    if (text[i] == '\n') {
+      ++loc.line;
+      line_start = i + 1;
+    }
+  }
+  loc.col = static_cast<int>(at - line_start) + 1;
+  return loc;
+}
+
+std::optional<int> rank_from_file_name(const std::string& name) {
+  std::string stem = name;
+  if (stem.size() > 5 && stem.substr(stem.size() - 5) == ".json") stem.resize(stem.size() - 5);
+  std::string lower = stem;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (lower.find("rank") == std::string::npos) return std::nullopt;
+  size_t i = stem.size();
+  while (i > 0 && std::isdigit(static_cast<unsigned char>(stem[i - 1]))) --i;
+  if (i == stem.size() || stem.size() - i > 9) return std::nullopt;
+  return std::stoi(stem.substr(i));
+}
+
+Result<FrDump> parse_fr_dump(const std::string& text, const std::string& file,
+                             int fallback_rank) {
+  Result<json> parsed = parse_json_text(text, file);
+  if (!parsed) return parsed.errors();
+  const json& root = *parsed;
+  if (!root.is_object()) {
+    Diagnostic d = file_error(file, "a flight-recorder dump must be a JSON object");
+    d.loc.line = 1;
+    d.loc.col = 1;
+    return d;
+  }
+  FrDump dump;
+  dump.file = file;
+  dump.rank = static_cast<int>(field_int(root, "rank", fallback_rank));
+  dump.version = field_string(root, "version");
+  read_groups(root, dump);
+  auto entries = root.find("entries");
+  if (entries != root.end() && entries->is_array()) {
+    for (const json& e : *entries) {
+      if (e.is_object()) dump.entries.push_back(parse_entry(e));
+    }
+  }
+  read_status(root, dump);
+  return dump;
+}
+
+}  // namespace fleetsim::diagnose

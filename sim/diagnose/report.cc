@@ -1,0 +1,87 @@
+// Renders a Diagnosis: the human transcript (numbered isolation-order steps, then
+// Verdict/Cause/Culprit/Where/Fix) and one JSON object for tools.
+#include <nlohmann/json.hpp>
+
+#include "sim/diagnose/diagnose.h"
+#include "sim/diagnose/fr_analyzer.h"
+
+namespace fleetsim::diagnose {
+namespace {
+
+constexpr const char* kStepTitles[] = {
+    "", "Hang or slow?", "Utilization pattern", "Watchdog lines and pg_status",
+    "Flight-recorder alignment", "Culprit", "Fix"};
+
+std::string where_text(const Diagnosis& d) {
+  if (d.pg_name.empty() && d.collective_seq_id < 0 && d.op.empty()) return "-";
+  std::string t = "pg " + (d.pg_name.empty() ? "?" : d.pg_name);
+  if (!d.pg_desc.empty()) t += " (" + d.pg_desc + ")";
+  if (d.collective_seq_id >= 0) t += ", seq " + std::to_string(d.collective_seq_id);
+  if (!d.op.empty()) t += ", " + d.op;
+  if (!d.op_name.empty()) t += " (op " + d.op_name + ")";
+  return t;
+}
+
+}  // namespace
+
+std::string_view to_string(Verdict v) {
+  switch (v) {
+    case Verdict::kHealthy: return "healthy";
+    case Verdict::kSlow: return "slow";
+    case Verdict::kHang: return "hang";
+  }
+  return "?";
+}
+
+std::string_view to_string(Cause c) {
+  switch (c) {
+    case Cause::kNone: return "none";
+    case Cause::kExtraCollective: return "extra_collective";
+    case Cause::kMissingCollective: return "missing_collective";
+    case Cause::kMismatchedCollective: return "mismatched_collective";
+    case Cause::kRankStalled: return "rank_stalled";
+    case Cause::kRankCrashed: return "rank_crashed";
+    case Cause::kStraggler: return "straggler";
+    case Cause::kSlowLink: return "slow_link";
+    case Cause::kUnknown: return "unknown";
+  }
+  return "?";
+}
+
+std::string format_human(const Diagnosis& d) {
+  std::string out;
+  int step = 0;
+  for (const Evidence& e : d.evidence) {
+    if (e.step != step) {
+      step = e.step;
+      out += std::to_string(step) + ". " + (step >= 1 && step <= 6 ? kStepTitles[step] : "") + "\n";
+    }
+    out += "   - " + e.text + "\n";
+  }
+  out += "Verdict: " + std::string(to_string(d.verdict)) + "\n";
+  out += "Cause:   " + std::string(to_string(d.cause)) + "\n";
+  out += "Culprit: " + (d.culprit_ranks.empty() ? std::string("-") : "rank(s) " + format_ranks(d.culprit_ranks)) + "\n";
+  out += "Where:   " + where_text(d) + "\n";
+  std::string fix = d.advice;
+  for (size_t i = fix.find('\n'); i != std::string::npos; i = fix.find('\n', i + 1)) {
+    fix.insert(i + 1, "         ");
+  }
+  out += "Fix:     " + fix + "\n";
+  return out;
+}
+
+std::string format_json(const Diagnosis& d) {
+  nlohmann::ordered_json j;
+  j["verdict"] = to_string(d.verdict);
+  j["cause"] = to_string(d.cause);
+  j["culprit_ranks"] = d.culprit_ranks;
+  j["process_group"] = {{"name", d.pg_name}, {"desc", d.pg_desc}};
+  j["collective_seq_id"] = d.collective_seq_id;
+  j["op"] = {{"profiling_name", d.op}, {"name", d.op_name}};
+  j["evidence"] = nlohmann::ordered_json::array();
+  for (const Evidence& e : d.evidence) j["evidence"].push_back({{"step", e.step}, {"text", e.text}});
+  j["advice"] = d.advice;
+  return j.dump(2);
+}
+
+}  // namespace fleetsim::diagnose

@@ -1,0 +1,66 @@
+// The non-FR evidence of the isolation order: the utilization pattern after the job
+// stopped progressing (telemetry.csv), PyTorch's watchdog lines and crash lines
+// (job.log), and the step-time trend (steps.csv).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/diagnose/record.h"
+
+namespace fleetsim::diagnose {
+
+enum class UtilKind { kNoData, kAllSpinning, kSomeIdle, kAllIdle, kBusy };
+
+struct UtilPattern {
+  UtilKind kind = UtilKind::kNoData;
+  std::vector<int> idle_ranks;      // ~0% GPU utilization in the window
+  bool progress_stopped = false;    // `step` stopped changing before the end
+  double window_start_s = 0;
+  double window_end_s = 0;
+  int heavy_rank = -1;              // busiest tensor pipe (a compute straggler), busy runs
+  double heavy_tensor = 0;
+  double median_tensor = 0;
+  std::string text;                 // one line for the evidence
+};
+
+// Reads the window after the job stopped progressing (where the highest `step`
+// stopped changing), or the last few samples per rank when it never stopped.
+UtilPattern read_utilization(const std::vector<TelemetryRow>& rows);
+
+// One PyTorch watchdog timeout line.
+struct WatchdogLine {
+  size_t line_no = 0;  // 1-based, in job.log
+  int rank = -1;
+  int64_t seq = -1;
+  std::string op_type;
+  int64_t numel_in = -1;
+  int64_t numel_out = -1;
+  int64_t timeout_ms = -1;
+  int64_t ran_for_ms = -1;
+};
+
+std::optional<WatchdogLine> parse_watchdog_line(std::string_view line);
+std::vector<WatchdogLine> find_watchdog_lines(const std::vector<std::string>& lines);
+
+// Ranks that the log says crashed or exited (launcher lines, "exitcode", signals).
+std::vector<int> find_crashed_ranks(const std::vector<std::string>& lines);
+
+// The rank a log line is prefixed with ("[rank3]:", "[Rank 3]"), or -1.
+int rank_of_line(std::string_view line);
+
+struct StepTrend {
+  bool slow = false;
+  double early_median_s = 0;
+  double late_median_s = 0;
+  int slowest_rank = -1;  // the most frequent slowest_rank in the late steps
+  int slowest_count = 0;
+  int late_steps = 0;
+};
+StepTrend read_step_trend(const std::vector<StepRow>& steps);
+
+}  // namespace fleetsim::diagnose

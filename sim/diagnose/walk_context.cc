@@ -1,0 +1,111 @@
+// Evidence description and blame for the isolation-order walker (see walk_context.h).
+#include "sim/diagnose/walk_context.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+namespace fleetsim::diagnose {
+namespace {
+
+}  // namespace
+
+WalkContext::WalkContext(const Record& r) : rec(r) {
+  fr = analyze_fr(rec.dumps);
+  util = read_utilization(rec.telemetry);
+  watchdogs = find_watchdog_lines(rec.log_lines);
+  crashed = find_crashed_ranks(rec.log_lines);
+  trend = read_step_trend(rec.steps);
+  late = find_late_arriver(rec.dumps);
+  slow_group = find_slow_group(rec.dumps);
+}
+
+bool WalkContext::has_mismatch() const {
+  for (const Divergence& div : fr.divergences) {
+    if (div.kind != DivergenceKind::kPresence && !div.tie) return true;
+  }
+  return false;
+}
+
+bool WalkContext::slow_evidence() const {
+  return trend.slow || late.has_value() || slow_group.has_value() || util.heavy_rank >= 0;
+}
+
+std::string WalkContext::trend_text() const {
+  if (rec.steps.size() < 6) {
+    return "steps.csv: " + std::to_string(rec.steps.size()) + " steps, too few for a trend";
+  }
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "steps.csv: %zu steps; median step %.3f s early, %.3f s late%s",
+                rec.steps.size(), trend.early_median_s, trend.late_median_s,
+                trend.slow ? " -> a late slowdown" : " -> no late slowdown");
+  return buf;
+}
+
+void WalkContext::note_watchdogs() {
+  const WatchdogLine& first = watchdogs.front();
+  note(3, "job.log line " + std::to_string(first.line_no) + ": rank " + std::to_string(first.rank) +
+              " timed out first, SeqNum=" + std::to_string(first.seq) + " OpType=" + first.op_type +
+              " NumelIn=" + std::to_string(first.numel_in) +
+              " (the first to time out is usually a waiting victim, not the culprit)");
+  std::map<std::string, std::vector<int>> by_work;
+  for (const WatchdogLine& w : watchdogs) {
+    by_work["SeqNum=" + std::to_string(w.seq) + " OpType=" + w.op_type +
+            " NumelIn=" + std::to_string(w.numel_in)]
+        .push_back(w.rank);
+  }
+  size_t most = 0;
+  for (const auto& [work, ranks] : by_work) most = std::max(most, ranks.size());
+  for (const auto& [work, ranks] : by_work) {
+    const bool odd = by_work.size() > 1 && ranks.size() < most;
+    note(3, std::string(odd ? "odd one(s) out: " : "") + "rank(s) " + format_ranks(ranks) +
+                " timed out at " + work);
+  }
+}
+
+void WalkContext::note_pg_status() {
+  // pg name -> rank -> status, for the groups each rank reports.
+  std::map<std::string, std::map<int, FrStatus>> by_pg;
+  for (const auto& [rank, dump] : rec.dumps) {
+    for (const auto& [pg, st] : dump.status) by_pg[pg][rank] = st;
+  }
+  for (const auto& [pg, ranks] : by_pg) {
+    std::map<std::pair<int64_t, int64_t>, std::vector<int>> by_value;
+    for (const auto& [rank, st] : ranks) by_value[{st.last_enqueued, st.last_completed}].push_back(rank);
+    std::string t = "pg_status pg " + pg + " (last enqueued/completed):";
+    for (const auto& [v, rs] : by_value) {
+      t.append(" ").append(std::to_string(v.first)).append("/").append(std::to_string(v.second));
+      t.append(" on ").append(rs.size() > 4 ? std::to_string(rs.size()) + " ranks"
+                                            : "rank(s) " + format_ranks(rs));
+      t.append(";");
+    }
+    t.pop_back();
+    if (by_value.size() > 1) t += " -> the minority is the odd one out";
+    note(3, t);
+  }
+}
+
+bool WalkContext::counts(const Divergence& div) const {
+  // An op only some ranks reached is normal skew in a running job; it matters in a hang.
+  return div.kind != DivergenceKind::kPresence || d.verdict == Verdict::kHang;
+}
+
+std::string WalkContext::describe(const Divergence& div) const {
+  std::string t = "pg " + div.pg_name + " (" + div.pg_desc + ") seq " + std::to_string(div.seq) +
+                  ": " + to_string(div.kind) + " on " + div.op;
+  if (!div.op_name.empty()) t += " (op " + div.op_name + ")";
+  if (div.kind == DivergenceKind::kPresence) {
+    t += div.minority_has_entry ? ": only rank(s) " + format_ranks(div.minority) + " issued it"
+                                : ": rank(s) " + format_ranks(div.minority) + " never issued it";
+  } else {
+    t += ": rank(s) " + format_ranks(div.minority) + " have " + div.found + ", the other " +
+         std::to_string(div.majority.size()) + " have " + div.expected;
+    if (div.shift == +1) t += "; their next ops match the others' one seq earlier (an extra op)";
+    if (div.shift == -1) t += "; their ops match the others' one seq later (a skipped op)";
+  }
+  if (!div.when.empty()) t += "; condition `" + div.when + "`";
+  if (div.tie) t += " [a tie: low confidence]";
+  return t;
+}
+
+}  // namespace fleetsim::diagnose

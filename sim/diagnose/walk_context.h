@@ -1,0 +1,49 @@
+// Internal to the walker: the evidence read once from a Record, the Diagnosis being
+// built, and the helpers each isolation-order step uses to describe and blame.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "sim/diagnose/diagnose.h"
+#include "sim/diagnose/fr_analyzer.h"
+#include "sim/diagnose/signals.h"
+
+namespace fleetsim::diagnose {
+
+class WalkContext {
+ public:
+  explicit WalkContext(const Record& rec);
+
+  void note(int step, std::string text) { d.evidence.push_back(Evidence{step, std::move(text)}); }
+  bool has_mismatch() const;
+  bool slow_evidence() const;
+  std::string trend_text() const;
+  void note_watchdogs();
+  void note_pg_status();
+  bool counts(const Divergence& div) const;  // does this divergence matter for the verdict?
+  std::string describe(const Divergence& div) const;
+  void blame_hang();
+  void blame_slow();
+  std::string advice() const;
+
+  const Record& rec;
+  FrFindings fr;
+  UtilPattern util;
+  std::vector<WatchdogLine> watchdogs;
+  std::vector<int> crashed;
+  StepTrend trend;
+  std::optional<LateArriver> late;
+  std::optional<SlowGroup> slow_group;
+  Diagnosis d;
+
+ private:
+  void blame_divergence(const Divergence& div);
+  Cause classify_absent(const Divergence& div) const;
+  bool blame_without_divergence();
+  std::string when_;      // the rank/step condition on the culprit's op, if any
+  std::string expected_;  // mismatch: what the peers use
+  std::string found_;     // mismatch: what the culprit uses
+};
+
+}  // namespace fleetsim::diagnose

@@ -1,0 +1,240 @@
+// Tests for fleetsim diagnose: the culprit rule on hand-built PyTorch-schema FR
+// fixtures (tests/fixtures/fr/, written by make_fixtures.py), the record reader's
+// liberal parsing, and the CLI's output and exit codes.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/diagnose/diagnose.h"
+#include "sim/diagnose/fr_analyzer.h"
+#include "sim/diagnose/signals.h"
+
+namespace fleetsim::diagnose {
+namespace {
+
+std::string fixture(const std::string& name) {
+  return std::string(FLEETSIM_SOURCE_DIR) + "/tests/fixtures/fr/" + name;
+}
+
+Diagnosis diagnose_fixture(const std::string& name) {
+  Result<Diagnosis> d = diagnose_dir(fixture(name));
+  EXPECT_TRUE(d.ok()) << (d.ok() ? "" : d.errors().front().to_string());
+  return d.ok() ? *d : Diagnosis{};
+}
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;
+};
+
+CliResult run_cli(const std::string& args) {
+  CliResult r;
+  const std::string cmd = std::string(FLEETSIM_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// (a) Rank 0's extra all_reduce is blamed on rank 0 alone, although its dump is read first.
+TEST(Diagnose, ExtraCollectiveOnRankZeroReadFirst) {
+  const Diagnosis d = diagnose_fixture("extra_rank0");
+  EXPECT_EQ(d.verdict, Verdict::kHang);
+  EXPECT_EQ(d.cause, Cause::kExtraCollective);
+  EXPECT_EQ(d.culprit_ranks, std::vector<int>{0});
+  EXPECT_EQ(d.pg_name, "0");
+  EXPECT_EQ(d.pg_desc, "default_pg");
+  EXPECT_EQ(d.collective_seq_id, 3);
+  EXPECT_EQ(d.op, "nccl:all_reduce");
+  EXPECT_EQ(d.op_name, "print_loss");
+  EXPECT_NE(d.advice.find("gate only the print"), std::string::npos);
+}
+
+// One rank holding seq 1 while seven hold nothing (entries omitted) is an extra op on it.
+TEST(Diagnose, ExtraCollectiveAtTheTailWithEmptyPeers) {
+  const Diagnosis d = diagnose_fixture("extra_tail");
+  EXPECT_EQ(d.cause, Cause::kExtraCollective);
+  EXPECT_EQ(d.culprit_ranks, std::vector<int>{0});
+  EXPECT_EQ(d.collective_seq_id, 1);
+}
+
+// (b) In a tp group of 8, the one rank with a different size is named, with both sizes.
+TEST(Diagnose, SizeMismatchInTensorParallelGroup) {
+  const Diagnosis d = diagnose_fixture("tp_mismatch");
+  EXPECT_EQ(d.cause, Cause::kMismatchedCollective);
+  EXPECT_EQ(d.culprit_ranks, std::vector<int>{5});
+  EXPECT_EQ(d.pg_desc, "tp");
+  EXPECT_EQ(d.collective_seq_id, 2);
+  EXPECT_NE(d.advice.find("[[4096,1024]]"), std::string::npos);
+  EXPECT_NE(d.advice.find("[[4096,2048]]"), std::string::npos);
+}
+
+// (c) A rank whose dp ops run one seq early skipped the op the others hold at that seq.
+TEST(Diagnose, SkippedDataParallelAllReduce) {
+  const Diagnosis d = diagnose_fixture("skip_dp");
+  EXPECT_EQ(d.cause, Cause::kMissingCollective);
+  EXPECT_EQ(d.culprit_ranks, std::vector<int>{2});
+  EXPECT_EQ(d.pg_desc, "dp");
+  EXPECT_EQ(d.collective_seq_id, 4);
+  EXPECT_EQ(d.op_name, "grad_bucket_1");
+}
+
+// A rank lacking a dp op but enqueuing later work elsewhere is alive: it skipped the op.
+TEST(Diagnose, SkippedOpAtTheTailByALiveRank) {
+  const Diagnosis d = diagnose_fixture("skip_tail");
+  EXPECT_EQ(d.cause, Cause::kMissingCollective);
+  EXPECT_EQ(d.culprit_ranks, std::vector<int>{2});
+  EXPECT_EQ(d.pg_desc, "dp");
+}
+
+// (d) Entries that stop early on a rank whose GPU reads 0% mean a stalled rank.
+TEST(Diagnose, StalledRankWithIdleGpu) {
+  const Diagnosis d = diagnose_fixture("stalled");
+  EXPECT_EQ(d.verdict, Verdict::kHang);
+  EXPECT_EQ(d.cause, Cause::kRankStalled);
+  EXPECT_EQ(d.culprit_ranks, std::vector<int>{2});
+  EXPECT_EQ(d.collective_seq_id, 5);
+  EXPECT_NE(d.advice.find("py-spy"), std::string::npos);
+}
+
+// (e) All ranks completing the same collectives, with flat step times, is healthy.
+TEST(Diagnose, HealthyRun) {
+  const Diagnosis d = diagnose_fixture("healthy");
+  EXPECT_EQ(d.verdict, Verdict::kHealthy);
+  EXPECT_EQ(d.cause, Cause::kNone);
+  EXPECT_TRUE(d.culprit_ranks.empty());
+}
+
+// A rank that starts every collective last while the others wait is a straggler.
+TEST(Diagnose, StragglerArrivesLast) {
+  const Diagnosis d = diagnose_fixture("straggler");
+  EXPECT_EQ(d.verdict, Verdict::kSlow);
+  EXPECT_EQ(d.cause, Cause::kStraggler);
+  EXPECT_EQ(d.culprit_ranks, std::vector<int>{3});
+}
+
+// (f) Real dump names, no rank key, string pg_status and null times still diagnose.
+TEST(Diagnose, PytorchFileNamesAndStringStatus) {
+  Result<Record> rec = read_record(fixture("pytorch_names"));
+  ASSERT_TRUE(rec.ok());
+  ASSERT_EQ(rec->dumps.size(), 4u);
+  EXPECT_EQ(rec->dumps.at(2).status.at("0").last_enqueued, 5);
+  EXPECT_EQ(rec->dumps.at(3).groups.at("0").ranks, (std::vector<int>{0, 1, 2, 3}));
+  const Diagnosis d = diagnose_record(*rec);
+  EXPECT_EQ(d.cause, Cause::kMismatchedCollective);
+  EXPECT_EQ(d.culprit_ranks, std::vector<int>{3});
+  EXPECT_EQ(d.collective_seq_id, 5);
+}
+
+// A RunRecord of the step-400 bug names rank 0's conditional op and the gate-the-print fix.
+TEST(Diagnose, Step400RunRecord) {
+  const Diagnosis d = diagnose_fixture("step400_record");
+  EXPECT_EQ(d.cause, Cause::kExtraCollective);
+  EXPECT_EQ(d.culprit_ranks, std::vector<int>{0});
+  EXPECT_EQ(d.collective_seq_id, 400);
+  EXPECT_EQ(d.op_name, "log_loss");
+  EXPECT_NE(d.advice.find("rank == 0 && step % 400 == 0"), std::string::npos);
+  bool saw_watchdog = false;
+  for (const Evidence& e : d.evidence) saw_watchdog |= e.step == 3 && e.text.find("victim") != std::string::npos;
+  EXPECT_TRUE(saw_watchdog);
+}
+
+// The rank of a dump comes from the trailing number of PyTorch's file names.
+TEST(DiagnoseReader, RankFromFileName) {
+  EXPECT_EQ(rank_from_file_name("nccl_trace_rank_3"), 3);
+  EXPECT_EQ(rank_from_file_name("comm_lib_trace_rank_12.json"), 12);
+  EXPECT_EQ(rank_from_file_name("rank_0.json"), 0);
+  EXPECT_EQ(rank_from_file_name("summary.json"), std::nullopt);
+  EXPECT_EQ(rank_from_file_name("rank_x.json"), std::nullopt);
+}
+
+// A byte offset maps to a 1-based line and column.
+TEST(DiagnoseReader, OffsetToLineCol) {
+  const SourceLoc loc = loc_from_offset("{\n  \"a\": x}", 10, "f.json");
+  EXPECT_EQ(loc.line, 2);
+  EXPECT_EQ(loc.col, 8);
+}
+
+// PyTorch's watchdog line yields rank, SeqNum, OpType and NumelIn.
+TEST(DiagnoseSignals, WatchdogLine) {
+  const auto w = parse_watchdog_line(
+      "[rank118]:[E603 17:48:01.005271823 ProcessGroupNCCL.cpp:632] [Rank 118] Watchdog caught "
+      "collective operation timeout: WorkNCCL(SeqNum=2398459, OpType=ALLREDUCE, NumelIn=8652160, "
+      "NumelOut=8652160, Timeout(ms)=1800000) ran for 1800068 milliseconds before timing out.");
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->rank, 118);
+  EXPECT_EQ(w->seq, 2398459);
+  EXPECT_EQ(w->op_type, "ALLREDUCE");
+  EXPECT_EQ(w->numel_in, 8652160);
+  EXPECT_EQ(w->timeout_ms, 1800000);
+}
+
+// Telemetry where one rank idles and the rest spin names the idle rank.
+TEST(DiagnoseSignals, UtilizationSomeIdle) {
+  std::vector<TelemetryRow> rows;
+  for (int t = 1; t <= 10; ++t) {
+    for (int r = 0; r < 3; ++r) {
+      TelemetryRow row;
+      row.time_s = t;
+      row.rank = r;
+      row.step = t <= 3 ? t : 4;
+      row.gpu_util = t <= 3 ? 95 : (r == 1 ? 0 : 100);
+      row.tensor_active = t <= 3 ? 0.6 : 0;
+      rows.push_back(row);
+    }
+  }
+  const UtilPattern p = read_utilization(rows);
+  EXPECT_TRUE(p.progress_stopped);
+  EXPECT_EQ(p.kind, UtilKind::kSomeIdle);
+  EXPECT_EQ(p.idle_ranks, std::vector<int>{1});
+}
+
+// (g) Malformed JSON exits 2 with one FILE:LINE:COL error line.
+TEST(DiagnoseCli, MalformedJsonExitsTwoWithPosition) {
+  const CliResult r = run_cli("diagnose " + fixture("malformed"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("malformed/rank_1.json:4:24: error: malformed JSON"), std::string::npos) << r.out;
+}
+
+// A missing folder is bad input: exit 2 and a one-line error naming it.
+TEST(DiagnoseCli, MissingFolderExitsTwo) {
+  const CliResult r = run_cli("diagnose " + fixture("no_such_case"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("no_such_case: error:"), std::string::npos) << r.out;
+}
+
+// --json prints one object carrying the verdict, culprit, where and evidence.
+TEST(DiagnoseCli, JsonOutput) {
+  const CliResult r = run_cli("diagnose --json " + fixture("extra_rank0"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "hang");
+  EXPECT_EQ(j["cause"], "extra_collective");
+  EXPECT_EQ(j["culprit_ranks"], nlohmann::json::array({0}));
+  EXPECT_EQ(j["process_group"]["name"], "0");
+  EXPECT_EQ(j["collective_seq_id"], 3);
+  EXPECT_EQ(j["op"]["profiling_name"], "nccl:all_reduce");
+  EXPECT_FALSE(j["evidence"].empty());
+  EXPECT_TRUE(j["advice"].is_string());
+}
+
+// The human transcript numbers the steps and ends with the verdict lines.
+TEST(DiagnoseCli, HumanOutput) {
+  const CliResult r = run_cli("diagnose " + fixture("tp_mismatch"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("4. Flight-recorder alignment"), std::string::npos);
+  EXPECT_NE(r.out.find("Cause:   mismatched_collective"), std::string::npos);
+  EXPECT_NE(r.out.find("Culprit: rank(s) [5]"), std::string::npos);
+  EXPECT_NE(r.out.find("Where:   pg 1 (tp), seq 2"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fleetsim::diagnose
