@@ -71,8 +71,9 @@ struct Plan {
 
   // Faults by kind, sorted by rank; each rank has at most one stall and one crash.
   std::vector<Fault> step_faults;   // kStall, kCrash: checked when a rank starts a step
-  std::vector<Fault> op_faults;     // kSkip, kMismatch: checked when a rank issues an op
+  std::vector<Fault> op_faults;     // kSkip, kMismatch, kStall with `op`: checked when a rank issues an op
   std::vector<Fault> stragglers;    // kStraggler
+  std::vector<int> absent_ranks;    // kAbsent: ranks that never start
 
   bool group_exists(GroupKind g) const;
   // Process-group layout. Instances of a kind are numbered 0..count-1.

@@ -30,6 +30,8 @@ enum class OpKind : uint8_t {
   kSend,           // point-to-point to the next/previous pipeline stage
   kRecv,
   kSync,           // the CPU waits until its GPU has finished everything enqueued (loss.item())
+  kStoreBarrier,   // CPU-side barrier over every rank through the TCPStore (gloo/store barrier):
+                   // the CPU waits for all ranks' CPUs; the GPU is not involved
   kLog,            // the rank prints a line to job.log
   kWhen,           // conditional block: `when` expression, `do` and optional `else` lists
 };
@@ -117,23 +119,24 @@ struct Job {
 
 enum class FaultKind : uint8_t {
   kStraggler,  // ranks' compute runs `slowdown` times longer in [from_step, to_step]
-  kStall,      // rank's CPU enters `where` at the start of at_step and never returns
+  kStall,      // rank's CPU enters `where` at the start of at_step (or the cpu op `op`) and never returns
   kCrash,      // rank's process dies at the start of at_step
   kSkip,       // rank does not issue op `op` at at_step
   kMismatch,   // rank issues op `op` at at_step with other bytes and/or dtype
+  kAbsent,     // ranks never start (a job launched without its full gang)
 };
 const char* fault_yaml_name(FaultKind k);
 
 struct Fault {
   FaultKind kind = FaultKind::kStraggler;
   SourceLoc loc;
-  std::vector<int> ranks;         // kStraggler: several; others: exactly one
+  std::vector<int> ranks;         // kStraggler, kAbsent: several; others: exactly one
   double slowdown = 1.0;          // kStraggler
   int64_t from_step = 1;          // kStraggler
   int64_t to_step = INT64_MAX;    // kStraggler (inclusive)
   int64_t at_step = 0;            // kStall, kCrash, kSkip, kMismatch
   std::string where;              // kStall: "data_loader", "checkpoint", ...
-  std::string op;                 // kSkip, kMismatch: the op's name
+  std::string op;                 // kSkip, kMismatch: the op's name; kStall: optional cpu op
   std::optional<int64_t> bytes;   // kMismatch
   std::optional<DType> dtype;     // kMismatch
 };

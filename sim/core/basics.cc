@@ -67,6 +67,7 @@ const char* op_yaml_name(OpKind k) {
     case OpKind::kSend: return "send";
     case OpKind::kRecv: return "recv";
     case OpKind::kSync: return "sync";
+    case OpKind::kStoreBarrier: return "store_barrier";
     case OpKind::kLog: return "log";
     case OpKind::kWhen: return "when";
   }
@@ -134,6 +135,7 @@ const char* fault_yaml_name(FaultKind k) {
     case FaultKind::kCrash: return "crash";
     case FaultKind::kSkip: return "skip";
     case FaultKind::kMismatch: return "mismatch";
+    case FaultKind::kAbsent: return "absent";
   }
   return "?";
 }

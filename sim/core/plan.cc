@@ -202,9 +202,13 @@ Result<Plan> compile_plan(const Scenario& scenario) {
   if (auto r = c.block(scenario.step, nullptr); !r.ok()) return r.errors();
   for (const Fault& f : scenario.faults) {
     switch (f.kind) {
-      case FaultKind::kStall: case FaultKind::kCrash: plan.step_faults.push_back(f); break;
+      case FaultKind::kStall:
+        (f.op.empty() ? plan.step_faults : plan.op_faults).push_back(f);
+        break;
+      case FaultKind::kCrash: plan.step_faults.push_back(f); break;
       case FaultKind::kSkip: case FaultKind::kMismatch: plan.op_faults.push_back(f); break;
       case FaultKind::kStraggler: plan.stragglers.push_back(f); break;
+      case FaultKind::kAbsent: plan.absent_ranks.insert(plan.absent_ranks.end(), f.ranks.begin(), f.ranks.end()); break;
     }
   }
   return plan;

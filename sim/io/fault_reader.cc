@@ -14,15 +14,17 @@ constexpr FaultName kFaults[] = {{"straggler", FaultKind::kStraggler},
                                  {"stall", FaultKind::kStall},
                                  {"crash", FaultKind::kCrash},
                                  {"skip", FaultKind::kSkip},
-                                 {"mismatch", FaultKind::kMismatch}};
+                                 {"mismatch", FaultKind::kMismatch},
+                                 {"absent", FaultKind::kAbsent}};
 
 Names fault_keys(FaultKind k) {
   switch (k) {
     case FaultKind::kStraggler: return {"ranks", "rank", "slowdown", "from_step", "to_step"};
-    case FaultKind::kStall: return {"rank", "at_step", "where"};
+    case FaultKind::kStall: return {"rank", "at_step", "where", "op"};
     case FaultKind::kCrash: return {"rank", "at_step"};
     case FaultKind::kSkip: return {"rank", "op", "at_step"};
     case FaultKind::kMismatch: return {"rank", "op", "at_step", "bytes", "dtype"};
+    case FaultKind::kAbsent: return {"ranks", "rank"};
   }
   return {};
 }
@@ -82,9 +84,20 @@ std::optional<Fault> ScenarioReader::read_fault(const YamlNode& n) {
       if (const YamlNode* v = body.find("where")) {
         if (auto s = as_string(*v, what + ".where")) f.where = *s;
       }
+      if (const YamlNode* v = body.find("op")) {  // stall inside this CPU op instead of at the step's start
+        read_fault_op(body, what, false, &f);
+        const Op* op = find_op(s_.step, f.op);
+        if (op && op->kind != OpKind::kCpu) {
+          error(v->loc, "'stall.op' must name a cpu op (the CPU work that never returns), but '" + f.op + "' is " +
+                            op_yaml_name(op->kind));
+        }
+        if (!body.find("where")) f.where = f.op;
+      }
       break;
     case FaultKind::kCrash:
       read_fault_step(body, "at_step", what, true, &f.at_step);
+      break;
+    case FaultKind::kAbsent:
       break;
     case FaultKind::kSkip:
     case FaultKind::kMismatch:
@@ -110,10 +123,11 @@ std::optional<Fault> ScenarioReader::read_fault(const YamlNode& n) {
 void ScenarioReader::read_fault_rank(const YamlNode& map, std::string_view what_view, Fault* f) {
   const std::string what(what_view);
   const YamlNode* one = map.find("rank");
-  const YamlNode* many = f->kind == FaultKind::kStraggler ? map.find("ranks") : nullptr;
+  const bool several = f->kind == FaultKind::kStraggler || f->kind == FaultKind::kAbsent;
+  const YamlNode* many = several ? map.find("ranks") : nullptr;
   if (one && many) return error(many->loc, "'" + what + "' takes 'rank' or 'ranks', not both");
   if (!one && !many) {
-    return error(map.loc, std::string("missing required key '").append(f->kind == FaultKind::kStraggler ? "ranks" : "rank") +
+    return error(map.loc, std::string("missing required key '").append(several ? "ranks" : "rank") +
                               "' in '" + what + "'");
   }
   std::vector<const YamlNode*> nodes;

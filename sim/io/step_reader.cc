@@ -21,7 +21,7 @@ constexpr OpName kOps[] = {
     {"reduce", OpKind::kReduce},         {"alltoall", OpKind::kAllToAll},
     {"barrier", OpKind::kBarrier},       {"send", OpKind::kSend},
     {"recv", OpKind::kRecv},             {"sync", OpKind::kSync},
-    {"log", OpKind::kLog}};
+    {"log", OpKind::kLog},               {"store_barrier", OpKind::kStoreBarrier}};
 
 Names op_names() {
   Names n;
@@ -42,7 +42,7 @@ Names allowed_keys(OpKind k) {
     case OpKind::kBarrier: return {"name", "group", "dtype"};
     case OpKind::kSend: return {"name", "to", "bytes", "dtype"};
     case OpKind::kRecv: return {"name", "from", "bytes", "dtype"};
-    case OpKind::kSync: return {"name"};
+    case OpKind::kSync: case OpKind::kStoreBarrier: return {"name"};
     default: return {"name", "group", "bytes", "dtype"};
   }
 }
@@ -86,9 +86,9 @@ std::optional<Op> ScenarioReader::read_op(const YamlNode& n) {
   Op op;
   op.loc = n.loc;
   if (n.is_scalar()) {
-    if (n.scalar == "sync") {
-      op.kind = OpKind::kSync;
-      op.name = "sync";
+    if (n.scalar == "sync" || n.scalar == "store_barrier") {
+      op.kind = n.scalar == "sync" ? OpKind::kSync : OpKind::kStoreBarrier;
+      op.name = n.scalar;
       return op;
     }
     if (find_kind(n.scalar)) {
@@ -174,7 +174,7 @@ void ScenarioReader::read_op_fields(const YamlNode& value, Op* op) {
     }
     return;
   }
-  if (op->kind == OpKind::kSync && value.is_null()) return;
+  if ((op->kind == OpKind::kSync || op->kind == OpKind::kStoreBarrier) && value.is_null()) return;
   if (!check_map(value, what, allowed_keys(op->kind))) return;
   if (const YamlNode* v = value.find("name")) {
     if (auto s = as_string(*v, what + ".name")) {

@@ -30,7 +30,7 @@ const char* outcome_name(Outcome o) {
 }
 
 FleetSim::FleetSim(const Plan& plan, const CostModel& cost, const std::vector<Observer*>& observers)
-    : plan_(plan), cost_(cost), obs_(observers), n_(plan.ranks) {
+    : plan_(plan), cost_(cost), obs_(observers), n_(plan.ranks), compute_time_(plan) {
   const auto n = static_cast<size_t>(n_);
   qcap_ = static_cast<uint32_t>(std::max(plan.scenario.job.launch_queue, 1) + 1);  // +1: step marker
   cpu_.assign(n, CpuState::kReady);
@@ -42,23 +42,13 @@ FleetSim::FleetSim(const Plan& plan, const CostModel& cost, const std::vector<Ob
   qhead_.assign(n, 0);
   qlen_.assign(n, 0);
   queue_.resize(n * qcap_);
-  jitter_stream_.resize(n);
-  cpu_stream_.resize(n);
-  const uint64_t seed = plan.scenario.job.seed;
-  for (size_t r = 0; r < n; ++r) {
-    jitter_stream_[r] = stream_seed(seed, r, Stream::kComputeJitter);
-    cpu_stream_[r] = stream_seed(seed, r, Stream::kCpuJitter);
-  }
   next_record_.assign(n, 0);
   coll_seq_.assign(n * kGroupKinds, 0);
   p2p_seq_.assign(n * kGroupKinds, 0);
   op_seq_.assign(n * kGroupKinds, 0);
   has_op_fault_.assign(n, 0);
-  has_straggler_.assign(n, 0);
   dumped_.assign(n, 0);
   for (const Fault& f : plan.op_faults) has_op_fault_[static_cast<size_t>(f.ranks[0])] = 1;
-  for (const Fault& f : plan.stragglers)
-    for (int r : f.ranks) has_straggler_[static_cast<size_t>(r)] = 1;
   for (int g = 0; g < kGroupKinds; ++g) {
     const auto kind = static_cast<GroupKind>(g);
     if (plan.group_exists(kind)) slots_[static_cast<size_t>(g)].resize(static_cast<size_t>(plan.group_count(kind)));
@@ -81,7 +71,14 @@ void FleetSim::schedule(int64_t t, Priority p, EventKind k, uint32_t a, uint32_t
 }
 
 RunResult FleetSim::run() {
-  for (int r = 0; r < n_; ++r) begin_step(r);
+  for (int r : plan_.absent_ranks) {
+    cpu_[static_cast<size_t>(r)] = CpuState::kCrashed;  // never started: no process, no dump
+    for (const Fault& f : plan_.scenario.faults)
+      if (f.kind == FaultKind::kAbsent)
+        for (Observer* o : obs_) o->on_fault(r, now_, f);
+  }
+  for (int r = 0; r < n_; ++r)
+    if (cpu_[static_cast<size_t>(r)] != CpuState::kCrashed) begin_step(r);
   for (int r = 0; r < n_ && !stop_; ++r) advance(r);
   const int64_t period = plan_.scenario.job.telemetry_period.ns;
   if (period > 0) schedule(period, Priority::kObserve, kTick);
@@ -274,19 +271,31 @@ bool FleetSim::interpret(int r) {
 bool FleetSim::issue_op(int r, uint32_t op_index) {
   const auto ru = static_cast<size_t>(r);
   const PlanOp& op = plan_.ops[op_index];
+  if (op.kind == OpKind::kCompute || op.kind == OpKind::kCpu) {
+    if (const Fault* f = op_fault(r, op_index); f && f->kind == FaultKind::kSkip) {
+      for (Observer* o : obs_) o->on_fault(r, now_, *f);
+      ++pc_[ru];
+      return true;
+    }
+  }
   switch (op.kind) {
     case OpKind::kCompute: {
       if (queue_full(r)) { cpu_[ru] = CpuState::kBlockedQueue; return false; }
       GpuItem& it = push_item(r);
       it.kind = ItemKind::kCompute;
       it.step = step_[ru];
-      it.dur_ns = sample_duration(r, op_index, false);
+      it.dur_ns = compute_time_.sample_ns(r, step_[ru], op_index);
       it.work.op = op_index;
       ++pc_[ru];
       return true;
     }
     case OpKind::kCpu: {
-      const int64_t d = sample_duration(r, op_index, true);
+      if (const Fault* f = op_fault(r, op_index); f && f->kind == FaultKind::kStall) {
+        cpu_[ru] = CpuState::kStalled;  // entered the op and never returns
+        for (Observer* o : obs_) o->on_fault(r, now_, *f);
+        return false;
+      }
+      const int64_t d = compute_time_.sample_ns(r, step_[ru], op_index);
       for (Observer* o : obs_) o->on_compute(r, op_index, step_[ru], now_, now_ + Duration{d}, true);
       cpu_[ru] = CpuState::kBusy;
       ++pc_[ru];
@@ -308,6 +317,11 @@ bool FleetSim::issue_op(int r, uint32_t op_index) {
       }
       ++pc_[ru];
       return true;
+    case OpKind::kStoreBarrier:
+      ++pc_[ru];
+      cpu_[ru] = CpuState::kBlockedStore;
+      store_barrier_arrive(r);
+      return cpu_[ru] == CpuState::kReady;
     case OpKind::kWhen:
       FLEETSIM_CHECK(false);  // flattened by compile_plan
       return false;
@@ -320,11 +334,7 @@ bool FleetSim::issue_op(int r, uint32_t op_index) {
 bool FleetSim::issue_work(int r, uint32_t op_index) {
   const auto ru = static_cast<size_t>(r);
   const PlanOp& op = plan_.ops[op_index];
-  const Fault* fault = nullptr;
-  if (has_op_fault_[ru]) {
-    for (const Fault& f : plan_.op_faults)
-      if (f.ranks[0] == r && f.at_step == step_[ru] && f.op == plan_.sources[op.source].name) fault = &f;
-  }
+  const Fault* fault = op_fault(r, op_index);
   if (fault && fault->kind == FaultKind::kSkip) {
     for (Observer* o : obs_) o->on_fault(r, now_, *fault);
     ++pc_[ru];
@@ -375,6 +385,16 @@ bool FleetSim::issue_work(int r, uint32_t op_index) {
   ++pc_[ru];
   if (op.kind == OpKind::kBarrier) cpu_[ru] = CpuState::kBlockedSync;  // barrier() waits for its all-reduce
   return cpu_[ru] == CpuState::kReady;
+}
+
+// The skip/mismatch/stall fault that applies to `r` issuing `op_index` now, if any.
+const Fault* FleetSim::op_fault(int r, uint32_t op_index) const {
+  const auto ru = static_cast<size_t>(r);
+  if (!has_op_fault_[ru]) return nullptr;
+  const std::string& name = plan_.sources[plan_.ops[op_index].source].name;
+  for (const Fault& f : plan_.op_faults)
+    if (f.ranks[0] == r && f.at_step == step_[ru] && f.op == name) return &f;
+  return nullptr;
 }
 
 void FleetSim::begin_step(int r) {
@@ -580,22 +600,15 @@ void FleetSim::runtime_error(uint32_t index, bool is_source, const std::string& 
   stop_ = true;
 }
 
-int64_t FleetSim::sample_duration(int r, uint32_t op_index, bool cpu) {
-  const auto ru = static_cast<size_t>(r);
-  const PlanOp& op = plan_.ops[op_index];
-  double t = static_cast<double>(op.time.ns);
-  if (op.jitter_cv > 0) {
-    const uint64_t counter = static_cast<uint64_t>(step_[ru]) * plan_.ops.size() + op_index;
-    const double z = draw_normal(cpu ? cpu_stream_[ru] : jitter_stream_[ru], counter);
-    t *= std::max(0.0, 1.0 + op.jitter_cv * z);
-  }
-  if (!cpu && has_straggler_[ru]) {
-    for (const Fault& f : plan_.stragglers) {
-      if (step_[ru] < f.from_step || step_[ru] > f.to_step) continue;
-      if (std::find(f.ranks.begin(), f.ranks.end(), r) != f.ranks.end()) t *= f.slowdown;
-    }
-  }
-  return round_to_duration(t * 1e-9).ns;
+// A CPU-side barrier through the TCPStore: every rank's CPU must arrive; GPUs
+// are not involved (they drain and idle). There is one barrier in flight at a
+// time, since no rank can pass it before all have arrived.
+void FleetSim::store_barrier_arrive(int /*r*/) {
+  if (++store_arrived_ < n_) return;
+  store_arrived_ = 0;
+  for (int m = 0; m < n_; ++m)
+    if (cpu_[static_cast<size_t>(m)] == CpuState::kBlockedStore) cpu_[static_cast<size_t>(m)] = CpuState::kReady;
+  for (int m = 0; m < n_; ++m) schedule(now_.ns, Priority::kNormal, kCpuWake, static_cast<uint32_t>(m));
 }
 
 // The step `r` is stuck in: that of its oldest unfinished GPU item, else its CPU's.

@@ -11,6 +11,7 @@
 
 #include "fleetsim/engine.h"
 #include "sim/core/event_queue.h"
+#include "sim/model/compute_time.h"
 
 namespace fleetsim {
 
@@ -20,7 +21,7 @@ class FleetSim {
   RunResult run();
 
  private:
-  enum class CpuState : uint8_t { kReady, kBusy, kBlockedQueue, kBlockedSync, kStalled, kDone, kCrashed };
+  enum class CpuState : uint8_t { kReady, kBusy, kBlockedQueue, kBlockedSync, kBlockedStore, kStalled, kDone, kCrashed };
   enum class ItemKind : uint8_t { kCompute, kCollective, kP2p, kStepMarker };
   enum EventKind : uint8_t { kCpuWake = 1, kGpuDone, kCollDone, kP2pDone, kTick, kWatchdog, kDumpAll, kAbort };
 
@@ -81,7 +82,8 @@ class FleetSim {
   GpuItem& push_item(int r);
   void pop_item(int r);
 
-  int64_t sample_duration(int r, uint32_t op_index, bool cpu);
+  void store_barrier_arrive(int r);
+  const Fault* op_fault(int r, uint32_t op_index) const;
   int64_t stuck_step(int r);
 
   const Plan& plan_;
@@ -104,13 +106,14 @@ class FleetSim {
   std::vector<uint32_t> gpu_gen_;        // invalidates a crashed rank's pending GpuDone
   std::vector<uint32_t> qhead_, qlen_;
   std::vector<GpuItem> queue_;           // n_ * qcap_ ring buffers
-  std::vector<uint64_t> jitter_stream_, cpu_stream_;
   std::vector<uint32_t> next_record_;
   std::vector<uint32_t> coll_seq_, p2p_seq_, op_seq_;  // n_ * kGroupKinds
-  std::vector<uint8_t> has_op_fault_, has_straggler_, dumped_;
+  std::vector<uint8_t> has_op_fault_, dumped_;
   std::array<std::vector<Slot>, kGroupKinds> slots_;
   std::vector<P2pSlot> p2p_;             // n_ * 2
   int ranks_done_ = 0;
+  int store_arrived_ = 0;      // ranks waiting in the current store barrier
+  ComputeTime compute_time_;
 
   // Watchdog.
   int64_t timeout_ns_ = -1;

@@ -69,7 +69,7 @@ void FlightRecorder::on_timeout(const WorkRecord& w, SimTime) {
 }
 
 void FlightRecorder::on_fault(int rank, SimTime, const Fault& f) {
-  if (f.kind == FaultKind::kCrash) dead_[static_cast<size_t>(rank)] = 1;
+  if (f.kind == FaultKind::kCrash || f.kind == FaultKind::kAbsent) dead_[static_cast<size_t>(rank)] = 1;
 }
 
 std::string FlightRecorder::dump_json(int rank, SimTime t) const {

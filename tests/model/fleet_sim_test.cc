@@ -257,3 +257,43 @@ TEST(FleetSim, Deterministic) {
 
 }  // namespace
 }  // namespace fleetsim
+
+namespace fleetsim {
+namespace {
+
+// A CPU-side store barrier holds every CPU until all ranks arrive, without
+// involving GPUs; a rank stuck before it leaves the others idle, not spinning.
+TEST(FleetSimStore, StoreBarrierBlocksCpusNotGpus) {
+  const std::string body = "  - compute: {name: fwd, time: 10ms}\n"
+                           "  - allreduce: {name: g, group: world, bytes: 1KiB}\n"
+                           "  - sync\n"
+                           "  - when: \"rank == 0 && step == 2\"\n    do:\n"
+                           "      - cpu: {name: checkpoint, time: 1h}\n"
+                           "  - store_barrier\n";
+  Capture cap;
+  const Ran r = run_text(fleet4("steps: 3, watchdog: 10min", body), &cap);
+  EXPECT_EQ(r.result.outcome, Outcome::kCompleted);  // the checkpoint ends, so the barrier passes
+  ASSERT_FALSE(cap.step_ends[1].empty());
+  EXPECT_GE(cap.step_ends[1][1].second, Duration::minutes(60).ns);  // rank 1 waited for it
+  const std::string extra = "faults:\n  - stall: {rank: 0, at_step: 2, op: checkpoint}\n";
+  Capture stuck;
+  const Ran s = run_text(fleet4("steps: 3, watchdog: 10min", body, extra), &stuck);
+  EXPECT_EQ(s.result.outcome, Outcome::kDeadlock);  // no NCCL work pending: no watchdog can fire
+  std::map<int, GpuState> last;
+  for (auto [rank, st] : stuck.states) last[rank] = st;
+  for (int rank = 0; rank < 4; ++rank) EXPECT_EQ(last[rank], GpuState::kIdle) << rank;
+}
+
+// Ranks that never start leave their peers spinning in the first collective.
+TEST(FleetSimStore, AbsentRanksHangTheFirstCollective) {
+  const std::string extra = "faults:\n  - absent: {ranks: [2, 3]}\n";
+  Capture cap;
+  const Ran r = run_text(fleet4("steps: 3, watchdog: 5min", kStep, extra), &cap);
+  ASSERT_EQ(r.result.outcome, Outcome::kHang);
+  EXPECT_EQ(r.result.hang.step, 1);
+  for (const WorkRecord& w : cap.enqueued) EXPECT_LT(w.rank, 2);
+  EXPECT_TRUE(std::find(cap.dumps.begin(), cap.dumps.end(), 2) == cap.dumps.end());
+}
+
+}  // namespace
+}  // namespace fleetsim
