@@ -147,6 +147,9 @@ struct Expect {
   std::optional<std::string> outcome;        // completed | hang | crash | deadlock
   std::optional<int64_t> hang_step;
   std::optional<int64_t> steps_completed;
+  // What `fleetsim diagnose` must find on the run's record (tests check it).
+  std::optional<std::string> cause;          // extra_collective | rank_stalled | ...
+  std::optional<std::vector<int>> culprit;   // culprit ranks, ascending
 };
 
 struct Scenario {
@@ -159,6 +162,8 @@ struct Scenario {
   std::vector<Op> step;
   std::vector<Fault> faults;
   Expect expect;
+  std::string calibration;        // `calibration: FILE`: a fitted collective model (validate/)
+  SourceLoc calibration_loc;
 
   int ranks() const { return fleet.nodes * fleet.gpus_per_node; }
 };

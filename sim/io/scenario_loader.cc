@@ -29,13 +29,16 @@ constexpr Preset kPresets[] = {
 };
 constexpr int64_t kMaxRanks = 1 << 24;
 
-const Names kTopKeys = {"name", "description", "fleet", "parallel", "job", "step", "faults", "expect"};
+const Names kTopKeys = {"name", "description", "fleet", "parallel", "job", "step", "faults", "expect",
+                        "calibration"};
 const Names kFleetKeys = {"system", "nodes", "gpus_per_node", "sms_per_gpu", "nvlink_bandwidth",
                           "nvlink_latency", "nics_per_node", "nic_bandwidth", "net_latency"};
 const Names kParallelKeys = {"tp", "dp", "pp"};
 const Names kJobKeys = {"steps", "seed", "watchdog", "telemetry_period", "launch_queue",
                         "flight_recorder_entries", "dump_wait", "crash_detect"};
-const Names kExpectKeys = {"outcome", "hang_step", "steps_completed"};
+const Names kExpectKeys = {"outcome", "hang_step", "steps_completed", "cause", "culprit"};
+const Names kCauses = {"none", "extra_collective", "missing_collective", "mismatched_collective", "rank_stalled",
+                       "rank_crashed", "straggler", "slow_link", "ranks_absent", "cpu_blocked", "unknown"};
 const Names kOutcomes = {"completed", "hang", "crash", "deadlock"};
 
 }  // namespace
@@ -57,6 +60,12 @@ Scenario ScenarioReader::read(const YamlNode& root) {
   }
   if (const YamlNode* n = root.find("faults")) read_faults(*n, &s_.faults);
   if (const YamlNode* n = root.find("expect")) read_expect(*n, &s_.expect);
+  if (const YamlNode* n = root.find("calibration")) {
+    if (auto v = as_string(*n, "calibration")) {
+      s_.calibration = *v;
+      s_.calibration_loc = n->loc;
+    }
+  }
   return s_;
 }
 
@@ -186,6 +195,26 @@ void ScenarioReader::read_expect(const YamlNode& n, Expect* expect) {
   }
   if (const YamlNode* v = n.find("steps_completed")) {
     if (auto x = as_int(*v, "expect.steps_completed", 0, INT64_MAX)) expect->steps_completed = *x;
+  }
+  if (const YamlNode* v = n.find("cause")) {
+    if (auto s = as_string(*v, "expect.cause")) {
+      bool known = false;
+      for (std::string_view c : kCauses) known = known || c == *s;
+      if (known) expect->cause = *s;
+      else unknown_name(v->loc, "expect.cause", *s, kCauses);
+    }
+  }
+  if (const YamlNode* v = n.find("culprit")) {
+    if (!v->is_seq()) return error(v->loc, "expected a list of ranks for 'expect.culprit', got " + v->describe());
+    std::vector<int> ranks;
+    for (const YamlNode& r : v->items) {
+      if (auto x = as_int(r, "expect.culprit", 0, INT32_MAX)) {
+        if (fleet_ok_ && *x >= s_.ranks()) error(r.loc, "rank " + std::to_string(*x) + " does not exist; the fleet has " +
+                                                            std::to_string(s_.ranks()) + " ranks");
+        else ranks.push_back(static_cast<int>(*x));
+      }
+    }
+    expect->culprit = ranks;
   }
 }
 
