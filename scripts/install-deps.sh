@@ -4,7 +4,8 @@
 set -euo pipefail
 pkgs=(cmake g++ ninja-build pkg-config libyaml-cpp-dev libcli11-dev libeigen3-dev
       libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
-      libopenmpi-dev openmpi-bin time)
+      libopenmpi-dev openmpi-bin time
+      jupyter-nbconvert python3-matplotlib python3-pandas python3-ipykernel)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "fleetsim/scenario.h"
 #include "fleetsim/time.h"
@@ -18,6 +19,23 @@ struct GroupShape {
   int ranks_per_node = 1;  // most members on any one node
 };
 
+// A link that is slower than the fabric NCCL tuned for (a fault): the algorithm
+// NCCL picked at init stays, its time stretches. `node` and `index` are relative
+// to the group: node 0 is the group's first node (in rank order), and a NIC
+// index counts only the NICs the group's members on that node use.
+enum class DegradeKind : uint8_t {
+  kNicRate,       // NIC `index` on `node` runs at `fraction` of its rate
+  kGpuDirectOff,  // every NIC on `node` stages through host memory
+  kRemoteNuma,    // NIC `index` on `node` is on the other CPU socket: no GPUDirect, host-staged
+  kNvlinkRate,    // GPU `index` on `node` has `fraction` of its NVLink bandwidth
+};
+struct LinkDegradation {
+  DegradeKind kind = DegradeKind::kNicRate;
+  int node = 0;
+  int index = 0;
+  double fraction = 1.0;
+};
+
 class CostModel {
  public:
   virtual ~CostModel() = default;
@@ -26,6 +44,13 @@ class CostModel {
   // `bytes` is nccl-tests' S for the op (see Op::bytes). REQUIRES: is_collective(op),
   // bytes >= 0, shape.ranks >= 1. A one-member group costs only the launch latency.
   virtual Duration collective_time(OpKind op, int64_t bytes, const GroupShape& shape) const = 0;
+
+  // The same on a group with degraded links: "a ring runs at its slowest link".
+  // The default ignores degradations (models that know no links).
+  virtual Duration collective_time_degraded(OpKind op, int64_t bytes, const GroupShape& shape,
+                                            const std::vector<LinkDegradation>& /*degraded*/) const {
+    return collective_time(op, bytes, shape);
+  }
 
   // A short name for summaries ("alpha-beta ring").
   virtual const char* name() const = 0;

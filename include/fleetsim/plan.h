@@ -74,6 +74,7 @@ struct Plan {
   std::vector<Fault> op_faults;     // kSkip, kMismatch, kStall with `op`: checked when a rank issues an op
   std::vector<Fault> stragglers;    // kStraggler
   std::vector<int> absent_ranks;    // kAbsent: ranks that never start
+  std::vector<Fault> link_faults;   // kLink, kGpuDirect, kNicAffinity
 
   bool group_exists(GroupKind g) const;
   // Process-group layout. Instances of a kind are numbered 0..count-1.
@@ -83,6 +84,10 @@ struct Plan {
   int group_index(GroupKind g, int rank) const;           // position of rank in its instance
   int group_member(GroupKind g, int instance, int index) const;
   GroupShape group_shape(GroupKind g, int instance) const;
+  // The link faults that touch a group instance, in the group-relative terms of
+  // LinkDegradation (node 0 = the group's first node; NIC indices count only the
+  // NICs its members on that node use). Empty for a healthy group.
+  std::vector<LinkDegradation> group_degradations(GroupKind g, int instance) const;
   // Rank variables for `when` expressions at `step`.
   VarValues vars(int rank, int64_t step) const;
 };

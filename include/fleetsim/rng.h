@@ -24,6 +24,8 @@ enum class Stream : uint64_t {
   kComputeJitter = 1,
   kCpuJitter = 2,
   kLogValue = 3,
+  kJitterShape = 4,   // the extra draws of non-normal jitter (gamma's rejection loop)
+  kIntermittent = 5,  // whether an intermittent straggler hits a rank in a step, and how hard
 };
 
 // The seed of one stream. Pure function of its arguments.

@@ -50,10 +50,22 @@ enum class DType : uint8_t { kFloat, kBFloat16, kHalf, kDouble, kInt, kLong, kBy
 const char* dtype_name(DType t);       // "Float", "BFloat16", ...
 int dtype_bytes(DType t);              // 4, 2, ...
 
-// Jitter of a duration: a normal with coefficient of variation `cv` (0 = none).
-// Later distributions (lognormal, gamma, empirical) extend this struct.
+// Jitter of a duration: the op's time is multiplied by a draw X with mean 1.
+//   kNormal     X = max(0, 1 + cv * Z)                      (`jitter: 2%`)
+//   kLognormal  X = exp(mu + s * Z), s^2 = ln(1 + cv^2), mu = -s^2 / 2
+//   kGamma      X ~ Gamma(shape 1/cv^2, scale cv^2)         (Marsaglia-Tsang)
+//   kEmpirical  X = inverse CDF of measured times, linearly interpolated and
+//               normalized to mean 1 (`samples`, sorted ascending)
+// cv = 0 (and no samples) means no jitter. Draws are counter-based (rng.h).
+enum class JitterDist : uint8_t { kNormal, kLognormal, kGamma, kEmpirical };
+const char* jitter_dist_name(JitterDist d);  // "normal", "lognormal", "gamma", "empirical"
+
 struct Jitter {
-  double cv = 0.0;
+  double cv = 0.0;                 // coefficient of variation (kEmpirical: of the samples, informative)
+  JitterDist dist = JitterDist::kNormal;
+  std::string file;                // kEmpirical: the CSV as written in the scenario
+  std::vector<double> samples;     // kEmpirical: sorted, mean-1 inverse-CDF knots
+  bool active() const { return dist == JitterDist::kEmpirical ? samples.size() > 1 : cv > 0; }
 };
 
 // One entry of a step program.
@@ -96,6 +108,9 @@ struct Fleet {
   int nics_per_node = 8;
   double nic_bandwidth_Gbps = 400.0;      // per NIC per direction
   Duration net_latency = Duration::nanos(5000);
+  double oversubscription = 1.0;          // leaf:spine of the rail-optimized network
+  bool gpudirect = true;                  // GPUDirect RDMA (off: NIC traffic staged through host memory)
+  std::string cpu;                        // intel | amd (NCCL's per-vendor net overhead); "" = the preset's
 };
 
 struct Parallel {
@@ -115,6 +130,12 @@ struct Job {
   int flight_recorder_entries = 2000;   // per rank, as TORCH_FR_BUFFER_SIZE
   Duration dump_wait = Duration::seconds(60);     // watchdog waits this long for dumps, then aborts
   Duration crash_detect = Duration::seconds(5);   // launcher notices a dead rank this long after
+  // How collective durations are computed: "nccl" (NCCL's tuning model on the
+  // fabric, default) or "alpha-beta" (the simple ring over the slowest link class).
+  std::string collective_model = "nccl";
+  std::string nccl_version = "2.30";   // job.nccl.version: whose tuning constants
+  std::string nccl_algo;               // job.nccl.algo: as NCCL_ALGO ("ring", "^nvls", "" = all)
+  std::string nccl_proto;              // job.nccl.proto: as NCCL_PROTO
 };
 
 enum class FaultKind : uint8_t {
@@ -124,11 +145,36 @@ enum class FaultKind : uint8_t {
   kSkip,       // rank does not issue op `op` at at_step
   kMismatch,   // rank issues op `op` at at_step with other bytes and/or dtype
   kAbsent,     // ranks never start (a job launched without its full gang)
+  kLink,       // NIC `nic` of `node` runs at `fraction` of its rate (a degraded cable or port)
+  kGpuDirect,  // GPUDirect RDMA off on `nodes`: NIC traffic is staged through host memory
+  kNicAffinity,// GPU `gpu` of `node` uses a NIC on the remote NUMA node (no GPUDirect, host-staged)
 };
 const char* fault_yaml_name(FaultKind k);
 
+// Compute-time faults share FaultKind::kStraggler (they only stretch compute
+// kernels, never block anything) and differ by mode; each has its own YAML key.
+enum class SlowMode : uint8_t {
+  kPersistent,    // `straggler`: compute x slowdown in [from_step, to_step]
+  kIntermittent,  // `intermittent`: each step, with `probability`, compute x slowdown * X
+  kPause,         // `pause`: every `every` steps, `pause` extra time on the step's first compute
+  kThrottle,      // `throttle`: compute x the factor of the schedule entry in force
+};
+
+struct ThrottleStage {
+  int64_t from_step = 1;
+  double factor = 1.0;
+};
+
 struct Fault {
   FaultKind kind = FaultKind::kStraggler;
+  SlowMode mode = SlowMode::kPersistent;  // kStraggler only
+  bool all_ranks = false;         // kStraggler: `ranks: all` (then `ranks` is empty)
+  double probability = 0.0;       // kIntermittent: per rank and step
+  Jitter slowdown_jitter;         // kIntermittent: spread of the slowdown (mean `slowdown`)
+  int64_t every = 0;              // kPause: period in steps
+  Duration pause{};               // kPause: extra time per pause
+  bool staggered = false;         // kPause: rank r pauses at steps where (step + r) % every == 0
+  std::vector<ThrottleStage> schedule;  // kThrottle: ascending from_step
   SourceLoc loc;
   std::vector<int> ranks;         // kStraggler, kAbsent: several; others: exactly one
   double slowdown = 1.0;          // kStraggler
@@ -139,6 +185,11 @@ struct Fault {
   std::string op;                 // kSkip, kMismatch: the op's name; kStall: optional cpu op
   std::optional<int64_t> bytes;   // kMismatch
   std::optional<DType> dtype;     // kMismatch
+  int node = -1;                  // kLink, kNicAffinity
+  int nic = -1;                   // kLink
+  int gpu = -1;                   // kNicAffinity: local GPU index on the node
+  double fraction = 1.0;          // kLink: share of the NIC's rate left
+  std::vector<int> nodes;         // kGpuDirect
 };
 
 // What a scenario says its run must show; `fleetsim run --check-expect` and the

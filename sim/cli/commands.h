@@ -11,5 +11,9 @@ void register_run_command(CLI::App& app, int* exit_code);
 void register_check_command(CLI::App& app, int* exit_code);
 void register_collectives_command(CLI::App& app, int* exit_code);
 void register_diagnose_command(CLI::App& app, int* exit_code);
+void register_sweep_command(CLI::App& app, int* exit_code);
+void register_drill_command(CLI::App& app, int* exit_code);
+void register_validate_command(CLI::App& app, int* exit_code);
+void register_calibrate_command(CLI::App& app, int* exit_code);
 
 }  // namespace fleetsim::cli

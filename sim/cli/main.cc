@@ -14,6 +14,10 @@ int main(int argc, char** argv) {
   fleetsim::cli::register_check_command(app, &exit_code);
   fleetsim::cli::register_diagnose_command(app, &exit_code);
   fleetsim::cli::register_collectives_command(app, &exit_code);
+  fleetsim::cli::register_drill_command(app, &exit_code);
+  fleetsim::cli::register_validate_command(app, &exit_code);
+  fleetsim::cli::register_calibrate_command(app, &exit_code);
+  fleetsim::cli::register_sweep_command(app, &exit_code);
   // --- end subcommands ---
   try {
     app.parse(argc, argv);

@@ -9,6 +9,7 @@
 #include "fleetsim/plan.h"
 #include "sim/cli/commands.h"
 #include "sim/io/scenario_loader.h"
+#include "sim/model/cost_model_factory.h"
 #include "sim/observe/run_record.h"
 
 namespace fleetsim::cli {
@@ -22,6 +23,7 @@ struct RunArgs {
   std::optional<uint64_t> seed;
   std::string outputs;
   bool check_expect = false;
+  std::string executor = "auto";
 };
 
 int print_errors(const std::vector<Diagnostic>& errors) {
@@ -80,6 +82,11 @@ void print_summary(const Plan& plan, const CostModel& cost, const RecordedRun& r
   if (r.outcome == Outcome::kDeadlock)
     std::printf("deadlock   at step %" PRId64 ": no rank can progress (%s)\n", r.stuck_step,
                 s.job.watchdog ? "no collective pending for the watchdog" : "watchdog off");
+  std::printf("executor   %s%s%s\n", run.executor.c_str(), run.why_event.empty() ? "" : ": ",
+              run.why_event.c_str());
+  if (run.steps.count > 0)
+    std::printf("straggler  tax %.2f%% over the jitter-free %s step (%s)\n", run.tax.tax * 100,
+                fmt_s(run.tax.baseline_step_ns * 1e-9).c_str(), run.tax.baseline_how);
   std::string files;
   const OutputSelection& o = run.outputs;
   for (auto [on, name] : {std::pair{o.summary, "summary.json"}, {o.steps, "steps.csv"}, {o.telemetry, "telemetry.csv"},
@@ -108,8 +115,11 @@ int do_run(const RunArgs& a) {
   if (!a.outputs.empty()) requested = split_list(a.outputs);
   auto outputs = select_outputs(*plan, requested);
   if (!outputs.ok()) return print_errors(outputs.errors());
+  if (a.executor != "auto") outputs->lockstep_ok = a.executor == "lockstep";
   const std::string out = a.out.empty() ? "runs/" + std::filesystem::path(a.scenario).stem().string() : a.out;
-  const auto cost = make_alpha_beta_model(plan->scenario.fleet);
+  auto cost_or = make_cost_model(*plan);
+  if (!cost_or.ok()) return print_errors(cost_or.errors());
+  const auto& cost = *cost_or;
   auto run = simulate_to_record(*plan, *cost, out, *outputs);
   if (!run.ok()) return print_errors(run.errors());
   print_summary(*plan, *cost, *run);
@@ -129,6 +139,10 @@ void register_run_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--outputs", args->outputs,
                   "Comma-separated files to write, for every rank: summary,steps,telemetry,fr,trace,log "
                   "(default: what stays bounded at the run's scale)");
+  cmd->add_option("--executor", args->executor,
+                  "auto (lockstep when eligible and the outputs allow: above 1024 ranks, or --outputs without "
+                  "telemetry/fr/trace), event, or lockstep (when eligible)")
+      ->check(CLI::IsMember({"auto", "event", "lockstep"}));
   cmd->add_flag("--check-expect", args->check_expect, "Exit 1 unless the run meets the scenario's `expect:`");
   cmd->callback([args, exit_code] { *exit_code = do_run(*args); });
 }

@@ -136,6 +136,9 @@ const char* fault_yaml_name(FaultKind k) {
     case FaultKind::kSkip: return "skip";
     case FaultKind::kMismatch: return "mismatch";
     case FaultKind::kAbsent: return "absent";
+    case FaultKind::kLink: return "link";
+    case FaultKind::kGpuDirect: return "gpudirect";
+    case FaultKind::kNicAffinity: return "nic_affinity";
   }
   return "?";
 }

@@ -82,6 +82,49 @@ GroupShape Plan::group_shape(GroupKind g, int instance) const {
   return s;
 }
 
+std::vector<LinkDegradation> Plan::group_degradations(GroupKind g, int instance) const {
+  std::vector<LinkDegradation> out;
+  if (link_faults.empty()) return out;
+  const int gpn = scenario.fleet.gpus_per_node;
+  const int gpus_per_nic = std::max(1, gpn / std::max(1, scenario.fleet.nics_per_node));
+  // Members by node, in rank order: (node, [local ranks]).
+  std::vector<std::pair<int, std::vector<int>>> nodes;
+  for (int i = 0; i < group_size(g); ++i) {
+    const int r = group_member(g, instance, i);
+    if (nodes.empty() || nodes.back().first != r / gpn) nodes.push_back({r / gpn, {}});
+    nodes.back().second.push_back(r % gpn);
+  }
+  if (nodes.size() < 2) return out;  // a one-node group talks over NVLink only: NIC faults cannot touch it
+  auto nic_slot = [&](const std::vector<int>& locals, int nic) {  // group-relative NIC index, or -1
+    std::vector<int> used;
+    for (int l : locals)
+      if (used.empty() || used.back() != l / gpus_per_nic) used.push_back(l / gpus_per_nic);
+    const auto it = std::find(used.begin(), used.end(), nic);
+    return it == used.end() ? -1 : static_cast<int>(it - used.begin());
+  };
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    const auto& [node, locals] = nodes[k];
+    for (const Fault& f : link_faults) {
+      LinkDegradation d;
+      d.node = static_cast<int>(k);
+      if (f.kind == FaultKind::kLink && f.node == node && (d.index = nic_slot(locals, f.nic)) >= 0) {
+        d.kind = DegradeKind::kNicRate;
+        d.fraction = f.fraction;
+        out.push_back(d);
+      } else if (f.kind == FaultKind::kGpuDirect && std::count(f.nodes.begin(), f.nodes.end(), node)) {
+        d.kind = DegradeKind::kGpuDirectOff;
+        out.push_back(d);
+      } else if (f.kind == FaultKind::kNicAffinity && f.node == node &&
+                 std::count(locals.begin(), locals.end(), f.gpu) &&
+                 (d.index = nic_slot(locals, f.gpu / gpus_per_nic)) >= 0) {
+        d.kind = DegradeKind::kRemoteNuma;
+        out.push_back(d);
+      }
+    }
+  }
+  return out;
+}
+
 VarValues Plan::vars(int rank, int64_t step) const {
   VarValues v{};
   const int gpn = scenario.fleet.gpus_per_node;
@@ -209,6 +252,9 @@ Result<Plan> compile_plan(const Scenario& scenario) {
       case FaultKind::kSkip: case FaultKind::kMismatch: plan.op_faults.push_back(f); break;
       case FaultKind::kStraggler: plan.stragglers.push_back(f); break;
       case FaultKind::kAbsent: plan.absent_ranks.insert(plan.absent_ranks.end(), f.ranks.begin(), f.ranks.end()); break;
+      case FaultKind::kLink: case FaultKind::kGpuDirect: case FaultKind::kNicAffinity:
+        plan.link_faults.push_back(f);
+        break;
     }
   }
   return plan;

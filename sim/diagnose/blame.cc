@@ -84,7 +84,82 @@ bool WalkContext::blame_without_divergence() {
   return false;
 }
 
+// summary.json's `outcome: crash` is authoritative: the crashed rank left no dump,
+// and what the survivors' dumps show are consequences.
+bool WalkContext::blame_crash_from_summary() {
+  if (!rec.summary || rec.summary->outcome != "crash" || rec.summary->crash_rank < 0) return false;
+  d.cause = Cause::kRankCrashed;
+  d.culprit_ranks = {rec.summary->crash_rank};
+  note(5, "summary.json: outcome crash, rank " + std::to_string(rec.summary->crash_rank) + " died in step " +
+              std::to_string(rec.summary->crash_step) + " -> rank_crashed; the others' stuck collectives are consequences");
+  return true;
+}
+
+// Whether any member of a group that holds `rank` completed a collective on it.
+bool WalkContext::group_progressed(int rank) const {
+  for (const auto& [r, dump] : rec.dumps) {
+    for (const auto& [name, g] : dump.groups) {
+      auto st = dump.status.find(name);
+      if (contains(g.ranks, rank) && st != dump.status.end() && st->second.last_completed >= 0) return true;
+    }
+  }
+  return false;
+}
+
+// Ranks that never started: no dump, not reported crashed, never seen in telemetry
+// or the log, and no group they belong to ever completed a collective.
+std::vector<int> WalkContext::absent_ranks() const {
+  std::vector<int> out;
+  for (int r : fr.missing_dumps) {
+    if (contains(crashed, r) || (rec.summary && rec.summary->crash_rank == r) || group_progressed(r)) continue;
+    bool seen = false;
+    for (const TelemetryRow& t : rec.telemetry) seen |= t.rank == r && (t.gpu_util > 0 || t.nic_tx_bytes > 0);
+    for (const std::string& l : rec.log_lines) seen |= rank_of_line(l) == r;
+    if (!seen) out.push_back(r);
+  }
+  return out;
+}
+
+bool WalkContext::blame_absent() {
+  const std::vector<int> absent = absent_ranks();
+  if (absent.empty()) return false;
+  d.cause = Cause::kRanksAbsent;
+  d.culprit_ranks = absent;
+  note(5, ranks_text(absent) + " left no dump, no log line and no telemetry, and no group holding them ever "
+          "completed a collective -> ranks_absent: the job started without its full gang");
+  return true;
+}
+
+// Every GPU idle with progress stopped: the ranks wait on the CPU (a store barrier),
+// so no NCCL kernel runs and no watchdog can fire. The culprit is a rank whose CPU
+// entered an op and never left.
+bool WalkContext::blame_cpu_blocked() {
+  const bool all_idle = util.kind == UtilKind::kAllIdle;
+  const bool deadlock = rec.summary && rec.summary->outcome == "deadlock";
+  if (!all_idle && !(deadlock && util.kind == UtilKind::kNoData && watchdogs.empty())) return false;
+  d.cause = Cause::kCpuBlocked;
+  for (const auto& [r, st] : rec.cpu_stuck) {
+    d.culprit_ranks.push_back(r);
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "trace.json: rank %d's CPU entered %s at %.3f s and never returned", r,
+                  st.where.c_str(), st.at_s);
+    note(5, buf);
+  }
+  note(5, "every GPU idle and no collective pending -> cpu_blocked: all ranks wait on CPU-side work" +
+              std::string(d.culprit_ranks.empty() ? "; py-spy dump every rank to find the one that is not waiting"
+                                                  : ", behind " + ranks_text(d.culprit_ranks)));
+  return true;
+}
+
 void WalkContext::blame_hang() {
+  if (blame_crash_from_summary() || blame_absent() || blame_cpu_blocked()) {
+    if (rec.summary && rec.summary->hang_seq >= 0) {
+      d.pg_name = rec.summary->hang_process_group;
+      d.collective_seq_id = rec.summary->hang_seq;
+      d.op = rec.summary->hang_op;
+    }
+    return;
+  }
   const Divergence* best = nullptr;
   for (const Divergence& div : fr.divergences) {
     if (counts(div)) {
@@ -185,6 +260,15 @@ std::string WalkContext::advice() const {
     case Cause::kSlowLink:
       return "Run nccl-tests on the node pairs of " + who + ", check NIC/cable errors and link speeds "
              "(ibstat), and bisect the group.";
+    case Cause::kRanksAbsent:
+      return "The job started without its full gang: " + who + " never ran. Check the scheduler and the "
+             "launcher's logs on their nodes (container pull, OOM at start, a bad node), then relaunch; "
+             "set a short rendezvous/first-collective timeout so this fails in minutes, not at the watchdog.";
+    case Cause::kCpuBlocked:
+      return "Every rank waits on CPU-side work (a store barrier), so no GPU spins and no NCCL watchdog "
+             "fires. py-spy dump " + who + ": it is stuck before the barrier (e.g. a checkpoint write on a "
+             "hung filesystem). Add a timeout to that I/O and to the barrier (monitored_barrier names the "
+             "ranks that did not arrive).";
     case Cause::kUnknown: break;
   }
   return "Query ncclras twice and look for a gap that does not move; diff opCount with "

@@ -26,6 +26,8 @@ enum class Cause {
   kRankCrashed,           // the culprit died (summary/job.log, or no dump)
   kStraggler,             // a slow run: one rank arrives last, consistently
   kSlowLink,              // a slow run: one group's bus bandwidth far below its siblings
+  kRanksAbsent,           // ranks that never started: no dump, no log, nothing completed
+  kCpuBlocked,            // every GPU idle: all ranks blocked on CPU-side work (a store barrier)
   kUnknown,               // hung or slow, but the evidence does not single anyone out
 };
 

@@ -99,6 +99,14 @@ struct Summary {
   int64_t crash_step = -1;
 };
 
+// A rank whose CPU entered an op and never returned, from trace.json (the
+// simulator marks it with an instant "fault: stall in <where>" on the cpu thread,
+// where a real profiler trace shows a CPU range left open).
+struct CpuStuck {
+  std::string where;  // "data_loader", "save_checkpoint", ...
+  double at_s = 0;    // when it entered
+};
+
 // Everything found in one folder. Any part may be empty.
 struct Record {
   std::string dir;
@@ -107,6 +115,7 @@ struct Record {
   std::vector<StepRow> steps;
   std::vector<std::string> log_lines;
   std::map<int, FrDump> dumps;     // by global rank
+  std::map<int, CpuStuck> cpu_stuck;  // by global rank, from trace.json
   std::vector<std::string> files;  // what was read, for the evidence
 };
 

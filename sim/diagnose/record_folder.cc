@@ -177,6 +177,27 @@ std::optional<Diagnostic> read_dumps(const fs::path& dir, Record& rec) {
   return std::nullopt;
 }
 
+// Instants `"name":"fault: stall in X"` on a rank's cpu thread (tid 0). The trace
+// holds one event per line, so a line scan avoids parsing megabytes of JSON.
+std::map<int, CpuStuck> read_stuck_cpus(const fs::path& p) {
+  std::map<int, CpuStuck> out;
+  const std::string kMark = "\"name\":\"fault: stall in ";
+  std::ifstream in(p);
+  for (std::string line; std::getline(in, line);) {
+    const size_t at = line.find(kMark);
+    if (at == std::string::npos || line.find("\"ph\":\"i\"") == std::string::npos) continue;
+    const size_t pid = line.find("\"pid\":");
+    const size_t ts = line.find("\"ts\":");
+    if (pid == std::string::npos || ts == std::string::npos) continue;
+    const size_t begin = at + kMark.size();
+    std::string where = line.substr(begin, line.find('"', begin) - begin);
+    if (const size_t sp = where.find(' '); sp != std::string::npos) where.resize(sp);
+    CpuStuck st{where, std::strtod(line.c_str() + ts + 5, nullptr) / 1e6};
+    out.emplace(static_cast<int>(std::strtol(line.c_str() + pid + 6, nullptr, 10)), st);
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<Record> read_record(const std::string& dir) {
@@ -202,6 +223,10 @@ Result<Record> read_record(const std::string& dir) {
   if (fs::exists(root / "job.log")) {
     rec.log_lines = read_lines(root / "job.log");
     rec.files.push_back((root / "job.log").string());
+  }
+  if (fs::exists(root / "trace.json")) {
+    rec.cpu_stuck = read_stuck_cpus(root / "trace.json");
+    rec.files.push_back((root / "trace.json").string());
   }
   const fs::path fr_dir = fs::is_directory(root / "fr", ec) ? root / "fr" : root;
   if (std::optional<Diagnostic> err = read_dumps(fr_dir, rec)) return *err;

@@ -43,6 +43,8 @@ std::string_view to_string(Cause c) {
     case Cause::kRankCrashed: return "rank_crashed";
     case Cause::kStraggler: return "straggler";
     case Cause::kSlowLink: return "slow_link";
+    case Cause::kRanksAbsent: return "ranks_absent";
+    case Cause::kCpuBlocked: return "cpu_blocked";
     case Cause::kUnknown: return "unknown";
   }
   return "?";

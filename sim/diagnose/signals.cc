@@ -156,13 +156,28 @@ std::optional<WatchdogLine> parse_watchdog_line(std::string_view line) {
   return w;
 }
 
+// The process group of a "[PG ID 1 PG GUID 1(tp) Rank 3]" tag, or "".
+std::string pg_of_line(std::string_view line) {
+  static const std::regex kPg(R"(\[PG ID (\d+))");
+  std::match_results<std::string_view::const_iterator> m;
+  return std::regex_search(line.begin(), line.end(), m, kPg) ? m[1].str() : std::string();
+}
+
 std::vector<WatchdogLine> find_watchdog_lines(const std::vector<std::string>& lines) {
   std::vector<WatchdogLine> out;
   for (size_t i = 0; i < lines.size(); ++i) {
-    if (std::optional<WatchdogLine> w = parse_watchdog_line(lines[i])) {
-      w->line_no = i + 1;
-      out.push_back(*w);
+    std::optional<WatchdogLine> w = parse_watchdog_line(lines[i]);
+    if (!w) continue;
+    w->line_no = i + 1;
+    w->pg = pg_of_line(lines[i]);
+    // ProcessGroupNCCL follows the timeout with "[PG ID n ...] failure detected by
+    // watchdog at work sequence id: S" from the same rank.
+    for (size_t j = i + 1; w->pg.empty() && j < lines.size() && j <= i + 4; ++j) {
+      if (rank_of_line(lines[j]) == w->rank && lines[j].find("failure detected by watchdog") != std::string::npos) {
+        w->pg = pg_of_line(lines[j]);
+      }
     }
+    out.push_back(*w);
   }
   return out;
 }
@@ -170,7 +185,7 @@ std::vector<WatchdogLine> find_watchdog_lines(const std::vector<std::string>& li
 std::vector<int> find_crashed_ranks(const std::vector<std::string>& lines) {
   static const std::regex kCrash(
       R"(crash|exitcode|died|exited|killed|SIGKILL|SIGSEGV|SIGBUS|Segmentation fault|Xid|XID)");
-  static const std::regex kRank(R"((?:\[[Rr]ank ?|\brank[:= ]*|local_rank[:= ]*)(\d+))");
+  static const std::regex kRank(R"((?:\[[Rr]ank ?|\brank[:= ]*)(\d+))");
   std::set<int> ranks;
   for (const std::string& line : lines) {
     // Aborts after a watchdog timeout are consequences, not causes.

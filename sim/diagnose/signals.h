@@ -42,12 +42,14 @@ struct WatchdogLine {
   int64_t numel_out = -1;
   int64_t timeout_ms = -1;
   int64_t ran_for_ms = -1;
+  std::string pg;  // process group id ("0", "1"), from a "[PG ID n ...]" tag; "" if unknown
 };
 
 std::optional<WatchdogLine> parse_watchdog_line(std::string_view line);
 std::vector<WatchdogLine> find_watchdog_lines(const std::vector<std::string>& lines);
 
 // Ranks that the log says crashed or exited (launcher lines, "exitcode", signals).
+// A bare `local_rank: N` is a rank within its node, not a global rank, and is ignored.
 std::vector<int> find_crashed_ranks(const std::vector<std::string>& lines);
 
 // The rank a log line is prefixed with ("[rank3]:", "[Rank 3]"), or -1.

@@ -48,18 +48,25 @@ void WalkContext::note_watchdogs() {
               " timed out first, SeqNum=" + std::to_string(first.seq) + " OpType=" + first.op_type +
               " NumelIn=" + std::to_string(first.numel_in) +
               " (the first to time out is usually a waiting victim, not the culprit)");
-  std::map<std::string, std::vector<int>> by_work;
+  // Per process group: the (SeqNum, OpType, NumelIn) each rank timed out at. The
+  // odd one out is judged within one group, never across groups.
+  std::map<std::string, std::map<std::string, std::vector<int>>> by_pg;
   for (const WatchdogLine& w : watchdogs) {
-    by_work["SeqNum=" + std::to_string(w.seq) + " OpType=" + w.op_type +
-            " NumelIn=" + std::to_string(w.numel_in)]
+    by_pg[w.pg]["SeqNum=" + std::to_string(w.seq) + " OpType=" + w.op_type +
+              " NumelIn=" + std::to_string(w.numel_in)]
         .push_back(w.rank);
   }
-  size_t most = 0;
-  for (const auto& [work, ranks] : by_work) most = std::max(most, ranks.size());
-  for (const auto& [work, ranks] : by_work) {
-    const bool odd = by_work.size() > 1 && ranks.size() < most;
-    note(3, std::string(odd ? "odd one(s) out: " : "") + "rank(s) " + format_ranks(ranks) +
-                " timed out at " + work);
+  int shown = 0;
+  for (const auto& [pg, by_work] : by_pg) {
+    size_t most = 0;
+    for (const auto& [work, ranks] : by_work) most = std::max(most, ranks.size());
+    for (const auto& [work, ranks] : by_work) {
+      if (shown++ == 8) return;
+      const bool odd = by_work.size() > 1 && ranks.size() < most;
+      note(3, std::string(odd ? "odd one(s) out: " : "") + (pg.empty() ? "" : "pg " + pg + ": ") +
+                  (ranks.size() > 6 ? std::to_string(ranks.size()) + " ranks" : "rank(s) " + format_ranks(ranks)) +
+                  " timed out at " + work);
+    }
   }
 }
 

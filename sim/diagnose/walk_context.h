@@ -41,6 +41,11 @@ class WalkContext {
   void blame_divergence(const Divergence& div);
   Cause classify_absent(const Divergence& div) const;
   bool blame_without_divergence();
+  bool blame_crash_from_summary();
+  bool blame_absent();
+  bool blame_cpu_blocked();
+  bool group_progressed(int rank) const;
+  std::vector<int> absent_ranks() const;
   std::string when_;      // the rank/step condition on the culprit's op, if any
   std::string expected_;  // mismatch: what the peers use
   std::string found_;     // mismatch: what the culprit uses

@@ -1,6 +1,11 @@
-// Reads `faults:`: a list of single-key mappings (straggler, stall, crash,
-// skip, mismatch). Ranks are checked against the fleet, steps against
-// job.steps, and op names against the step program, with did-you-mean.
+// Reads `faults:`: a list of single-key mappings (straggler, intermittent,
+// pause, throttle, stall, crash, skip, mismatch, absent). Ranks are checked
+// against the fleet, steps against job.steps, and op names against the step
+// program, with did-you-mean. The compute-time faults (straggler and the three
+// after it) are FaultKind::kStraggler with a SlowMode and accept `ranks: all`.
+#include <algorithm>
+
+#include "sim/io/jitter_reader.h"
 #include "sim/io/scenario_reader.h"
 
 namespace fleetsim {
@@ -9,24 +14,119 @@ namespace {
 struct FaultName {
   std::string_view name;
   FaultKind kind;
+  SlowMode mode;
 };
-constexpr FaultName kFaults[] = {{"straggler", FaultKind::kStraggler},
-                                 {"stall", FaultKind::kStall},
-                                 {"crash", FaultKind::kCrash},
-                                 {"skip", FaultKind::kSkip},
-                                 {"mismatch", FaultKind::kMismatch},
-                                 {"absent", FaultKind::kAbsent}};
+constexpr FaultName kFaults[] = {{"straggler", FaultKind::kStraggler, SlowMode::kPersistent},
+                                 {"intermittent", FaultKind::kStraggler, SlowMode::kIntermittent},
+                                 {"pause", FaultKind::kStraggler, SlowMode::kPause},
+                                 {"throttle", FaultKind::kStraggler, SlowMode::kThrottle},
+                                 {"stall", FaultKind::kStall, SlowMode::kPersistent},
+                                 {"crash", FaultKind::kCrash, SlowMode::kPersistent},
+                                 {"skip", FaultKind::kSkip, SlowMode::kPersistent},
+                                 {"mismatch", FaultKind::kMismatch, SlowMode::kPersistent},
+                                 {"absent", FaultKind::kAbsent, SlowMode::kPersistent},
+                                 {"link", FaultKind::kLink, SlowMode::kPersistent},
+                                 {"gpudirect", FaultKind::kGpuDirect, SlowMode::kPersistent},
+                                 {"nic_affinity", FaultKind::kNicAffinity, SlowMode::kPersistent}};
 
-Names fault_keys(FaultKind k) {
+Names fault_keys(FaultKind k, SlowMode m) {
   switch (k) {
-    case FaultKind::kStraggler: return {"ranks", "rank", "slowdown", "from_step", "to_step"};
+    case FaultKind::kStraggler:
+      switch (m) {
+        case SlowMode::kPersistent: return {"ranks", "rank", "slowdown", "from_step", "to_step"};
+        case SlowMode::kIntermittent: return {"ranks", "rank", "probability", "slowdown", "from_step", "to_step"};
+        case SlowMode::kPause: return {"ranks", "rank", "every", "time", "what", "phase", "from_step", "to_step"};
+        case SlowMode::kThrottle: return {"ranks", "rank", "schedule"};
+      }
+      return {};
     case FaultKind::kStall: return {"rank", "at_step", "where", "op"};
     case FaultKind::kCrash: return {"rank", "at_step"};
     case FaultKind::kSkip: return {"rank", "op", "at_step"};
     case FaultKind::kMismatch: return {"rank", "op", "at_step", "bytes", "dtype"};
     case FaultKind::kAbsent: return {"ranks", "rank"};
+    case FaultKind::kLink: return {"node", "nic", "bandwidth"};
+    case FaultKind::kGpuDirect: return {"nodes", "enabled"};
+    case FaultKind::kNicAffinity: return {"node", "gpu", "numa"};
   }
   return {};
+}
+
+// A positive number at map[key] (required), e.g. a slowdown or a factor.
+void read_positive(NodeReader& r, const YamlNode& map, std::string_view key, const std::string& what, double* dst) {
+  const YamlNode* v = r.require(map, key, what);
+  if (!v) return;
+  const std::string path = NodeReader::path(what, key);
+  if (auto x = r.as_number(*v, path)) {
+    if (*x > 0) *dst = *x;
+    else r.error(v->loc, "'" + path + "' must be > 0 (got " + v->scalar + ")");
+  }
+}
+
+// intermittent: `slowdown: 1.5` or `slowdown: {mean: 1.5, dist: lognormal, cv: 20%}`.
+void read_intermittent(NodeReader& r, const YamlNode& body, const std::string& what, Fault* f) {
+  if (const YamlNode* p = r.require(body, "probability", what)) {
+    if (auto x = r.as_percent(*p, what + ".probability")) {
+      if (*x <= 1.0) f->probability = *x;
+      else r.error(p->loc, "'" + what + ".probability' must be at most 100% (got " + p->scalar + ")");
+    }
+  }
+  const YamlNode* s = r.require(body, "slowdown", what);
+  if (!s || !s->is_map()) {
+    if (s) read_positive(r, body, "slowdown", what, &f->slowdown);
+    return;
+  }
+  const std::string sw = what + ".slowdown";
+  if (!r.check_map(*s, sw, {"mean", "dist", "cv"})) return;
+  read_positive(r, *s, "mean", sw, &f->slowdown);
+  YamlNode spread = *s;  // the same mapping without `mean`, read as a jitter
+  for (size_t i = 0; i < spread.keys.size(); ++i) {
+    if (spread.keys[i].scalar != "mean") continue;
+    spread.keys.erase(spread.keys.begin() + static_cast<std::ptrdiff_t>(i));
+    spread.items.erase(spread.items.begin() + static_cast<std::ptrdiff_t>(i));
+    break;
+  }
+  read_jitter(r, spread, sw, true, &f->slowdown_jitter);
+}
+
+// pause: `every` steps, `time` each, `what` (a label), `phase: aligned|staggered`.
+void read_pause(NodeReader& r, const YamlNode& body, const std::string& what, Fault* f) {
+  if (const YamlNode* e = r.require(body, "every", what)) {
+    if (auto x = r.as_int(*e, what + ".every", 1, INT64_MAX)) f->every = *x;
+  }
+  if (const YamlNode* t = r.require(body, "time", what)) {
+    if (auto d = r.as_duration(*t, what + ".time")) f->pause = *d;
+  }
+  f->where = "pause";
+  if (const YamlNode* w = body.find("what")) {
+    if (auto s = r.as_string(*w, what + ".what")) f->where = *s;
+  }
+  if (const YamlNode* p = body.find("phase")) {
+    if (auto s = r.as_string(*p, what + ".phase")) {
+      if (*s == "aligned" || *s == "staggered") f->staggered = *s == "staggered";
+      else r.unknown_name(p->loc, "pause phase", *s, {"aligned", "staggered"});
+    }
+  }
+}
+
+// throttle: `schedule: [{from_step: 100, factor: 1.2}, ...]`, from_step ascending.
+void read_throttle(NodeReader& r, const YamlNode& body, const std::string& what, int64_t steps, Fault* f) {
+  const YamlNode* s = r.require(body, "schedule", what);
+  if (!s) return;
+  const std::string sw = what + ".schedule";
+  if (!s->is_seq() || s->items.empty())
+    return r.error(s->loc, "expected a non-empty list of {from_step, factor} for '" + sw + "', got " + s->describe());
+  for (const YamlNode& item : s->items) {
+    if (!r.check_map(item, sw + "[]", {"from_step", "factor"})) continue;
+    ThrottleStage st;
+    if (const YamlNode* v = r.require(item, "from_step", sw + "[]")) {
+      if (auto x = r.as_int(*v, sw + "[].from_step", 1, steps)) st.from_step = *x;
+      if (!f->schedule.empty() && st.from_step <= f->schedule.back().from_step)
+        r.error(v->loc, "'" + sw + "' must be in ascending from_step order; expected > " +
+                            std::to_string(f->schedule.back().from_step));
+    }
+    read_positive(r, item, "factor", sw + "[]", &st.factor);
+    f->schedule.push_back(st);
+  }
 }
 
 }  // namespace
@@ -57,20 +157,32 @@ std::optional<Fault> ScenarioReader::read_fault(const YamlNode& n) {
   }
   Fault f;
   f.kind = kind->kind;
+  f.mode = kind->mode;
   f.loc = n.loc;
   const std::string what(kind->name);
   const YamlNode& body = n.items[0];
   const size_t errors_before = error_count();
-  if (!check_map(body, what, fault_keys(f.kind))) return std::nullopt;
-  read_fault_rank(body, what, &f);
+  if (!check_map(body, what, fault_keys(f.kind, f.mode))) return std::nullopt;
+  if (f.kind == FaultKind::kLink || f.kind == FaultKind::kGpuDirect || f.kind == FaultKind::kNicAffinity) {
+    read_fabric_fault(body, what, &f);
+    if (error_count() != errors_before) return std::nullopt;
+    return f;
+  }
+  const YamlNode* all = f.kind == FaultKind::kStraggler ? body.find("ranks") : nullptr;
+  const bool unnamed = f.mode != SlowMode::kPersistent && !body.find("ranks") && !body.find("rank");
+  if (unnamed || (all && all->is_scalar() && all->scalar == "all")) f.all_ranks = true;
+  else read_fault_rank(body, what, &f);
   switch (f.kind) {
     case FaultKind::kStraggler:
-      if (const YamlNode* v = require(body, "slowdown", what)) {
-        if (auto x = as_number(*v, what + ".slowdown")) {
-          if (*x > 0) f.slowdown = *x;
-          else error(v->loc, "'" + what + ".slowdown' must be > 0 (got " + v->scalar + ")");
-        }
-      }
+      if (f.mode == SlowMode::kPersistent) read_positive(*this, body, "slowdown", what, &f.slowdown);
+      if (f.mode == SlowMode::kIntermittent) read_intermittent(*this, body, what, &f);
+      if (f.mode == SlowMode::kPause) read_pause(*this, body, what, &f);
+      if (f.mode == SlowMode::kThrottle) read_throttle(*this, body, what, job_ok_ ? s_.job.steps : INT64_MAX, &f);
+      if (f.mode == SlowMode::kPause && !std::any_of(s_.step.begin(), s_.step.end(), [](const Op& o) {
+            return o.kind == OpKind::kCompute;
+          }))
+        error(n.keys[0].loc, "'pause' lengthens the step's first compute op, but the step program has no compute "
+                             "op outside a `when`; expected one");
       read_fault_step(body, "from_step", what, false, &f.from_step);
       read_fault_step(body, "to_step", what, false, &f.to_step);
       if (f.to_step < f.from_step) {
@@ -98,6 +210,9 @@ std::optional<Fault> ScenarioReader::read_fault(const YamlNode& n) {
       read_fault_step(body, "at_step", what, true, &f.at_step);
       break;
     case FaultKind::kAbsent:
+    case FaultKind::kLink:
+    case FaultKind::kGpuDirect:
+    case FaultKind::kNicAffinity:
       break;
     case FaultKind::kSkip:
     case FaultKind::kMismatch:
@@ -118,6 +233,64 @@ std::optional<Fault> ScenarioReader::read_fault(const YamlNode& n) {
   }
   if (error_count() != errors_before) return std::nullopt;
   return f;
+}
+
+// link: {node, nic, bandwidth: 25%}, gpudirect: {nodes: [...], enabled: false},
+// nic_affinity: {node, gpu, numa: remote}. Indices are checked against the fleet.
+void ScenarioReader::read_fabric_fault(const YamlNode& body, const std::string& what, Fault* f) {
+  const int64_t max_node = fleet_ok_ ? s_.fleet.nodes - 1 : INT32_MAX;
+  auto node_index = [&](const YamlNode& v, const std::string& key) -> std::optional<int> {
+    const auto x = as_int(v, what + "." + key, 0, INT32_MAX);
+    if (!x) return std::nullopt;
+    if (*x > max_node) {
+      error(v.loc, "node " + std::to_string(*x) + " does not exist; the fleet has " + std::to_string(s_.fleet.nodes) +
+                       " nodes (0.." + std::to_string(max_node) + ")");
+      return std::nullopt;
+    }
+    return static_cast<int>(*x);
+  };
+  auto bounded = [&](const char* key, int limit, const char* noun, int* dst) {
+    const YamlNode* v = require(body, key, what);
+    if (!v) return;
+    const auto x = as_int(*v, what + "." + key, 0, INT32_MAX);
+    if (!x) return;
+    if (fleet_ok_ && *x >= limit) {
+      error(v->loc, std::string(noun) + " " + std::to_string(*x) + " does not exist; a node has " +
+                        std::to_string(limit) + " (0.." + std::to_string(limit - 1) + ")");
+      return;
+    }
+    *dst = static_cast<int>(*x);
+  };
+  if (f->kind == FaultKind::kGpuDirect) {
+    const YamlNode* v = require(body, "nodes", what);
+    if (v && !v->is_seq()) return error(v->loc, "expected a list of nodes for '" + what + ".nodes', got " + v->describe());
+    if (v)
+      for (const YamlNode& n : v->items)
+        if (auto x = node_index(n, "nodes")) f->nodes.push_back(*x);
+    if (const YamlNode* e = require(body, "enabled", what)) {
+      if (auto b = as_flag(*e, what + ".enabled"); b && *b)
+        error(e->loc, "'gpudirect.enabled: true' changes nothing; the fault is 'enabled: false'");
+    }
+    return;
+  }
+  if (const YamlNode* v = require(body, "node", what)) {
+    if (auto x = node_index(*v, "node")) f->node = *x;
+  }
+  if (f->kind == FaultKind::kLink) {
+    bounded("nic", s_.fleet.nics_per_node, "NIC", &f->nic);
+    if (const YamlNode* v = require(body, "bandwidth", what)) {
+      if (auto p = as_percent(*v, what + ".bandwidth")) {
+        if (*p > 0 && *p <= 1) f->fraction = *p;
+        else error(v->loc, "'" + what + ".bandwidth' is the share of the NIC's rate left, in (0%, 100%] (got " +
+                               v->scalar + ")");
+      }
+    }
+    return;
+  }
+  bounded("gpu", s_.fleet.gpus_per_node, "GPU", &f->gpu);
+  if (const YamlNode* v = require(body, "numa", what)) {
+    if (auto s = as_string(*v, what + ".numa"); s && *s != "remote") unknown_name(v->loc, "nic_affinity.numa", *s, {"remote"});
+  }
 }
 
 void ScenarioReader::read_fault_rank(const YamlNode& map, std::string_view what_view, Fault* f) {

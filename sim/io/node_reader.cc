@@ -115,6 +115,15 @@ std::optional<double> NodeReader::as_number(const YamlNode& n, std::string_view 
   return d.to_double();
 }
 
+std::optional<bool> NodeReader::as_flag(const YamlNode& n, std::string_view what) {
+  const std::string* s = scalar_text(n, what, "true or false");
+  if (!s) return std::nullopt;
+  if (*s == "true") return true;
+  if (*s == "false") return false;
+  error(n.loc, std::string("expected true or false for '").append(what) + "', got '" + *s + "'");
+  return std::nullopt;
+}
+
 // The unit parsers share one shape: scalar text in, Result out, prefixed message.
 #define FLEETSIM_UNIT_READER(method, type, parser, expected)                        \
   std::optional<type> NodeReader::method(const YamlNode& n, std::string_view what) { \

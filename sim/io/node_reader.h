@@ -42,6 +42,7 @@ class NodeReader {
   std::optional<std::string> as_string(const YamlNode& n, std::string_view what);
   std::optional<int64_t> as_int(const YamlNode& n, std::string_view what, int64_t min, int64_t max);
   std::optional<double> as_number(const YamlNode& n, std::string_view what);
+  std::optional<bool> as_flag(const YamlNode& n, std::string_view what);  // true | false
   std::optional<Duration> as_duration(const YamlNode& n, std::string_view what);
   std::optional<int64_t> as_bytes(const YamlNode& n, std::string_view what);
   std::optional<double> as_percent(const YamlNode& n, std::string_view what);

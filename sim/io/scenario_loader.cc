@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "sim/io/scenario_reader.h"
+#include "sim/model/nccl_model.h"
 #include "sim/io/yaml_tree.h"
 
 namespace fleetsim {
@@ -26,16 +27,21 @@ struct Preset {
 constexpr Preset kPresets[] = {
     {"dgx-h100", 8, 132, 450.0, 8, 400.0},
     {"dgx-a100", 8, 108, 300.0, 8, 200.0},
+    {"dgx-h200", 8, 132, 450.0, 8, 400.0},
+    {"hgx-b200", 8, 148, 900.0, 8, 400.0},
 };
 constexpr int64_t kMaxRanks = 1 << 24;
 
 const Names kTopKeys = {"name", "description", "fleet", "parallel", "job", "step", "faults", "expect",
                         "calibration"};
 const Names kFleetKeys = {"system", "nodes", "gpus_per_node", "sms_per_gpu", "nvlink_bandwidth",
-                          "nvlink_latency", "nics_per_node", "nic_bandwidth", "net_latency"};
+                          "nvlink_latency", "nics_per_node", "nic_bandwidth", "net_latency",
+                          "oversubscription", "gpudirect", "cpu"};
 const Names kParallelKeys = {"tp", "dp", "pp"};
 const Names kJobKeys = {"steps", "seed", "watchdog", "telemetry_period", "launch_queue",
-                        "flight_recorder_entries", "dump_wait", "crash_detect"};
+                        "flight_recorder_entries", "dump_wait", "crash_detect", "collective_model", "nccl"};
+const Names kNcclKeys = {"version", "algo", "proto"};
+const Names kCollectiveModels = {"nccl", "alpha-beta"};
 const Names kExpectKeys = {"outcome", "hang_step", "steps_completed", "cause", "culprit"};
 const Names kCauses = {"none", "extra_collective", "missing_collective", "mismatched_collective", "rank_stalled",
                        "rank_crashed", "straggler", "slow_link", "ranks_absent", "cpu_blocked", "unknown"};
@@ -109,6 +115,21 @@ void ScenarioReader::read_fleet(const YamlNode& n, Fleet* fleet) {
   }
   read_duration(n, "nvlink_latency", "fleet", &fleet->nvlink_latency);
   read_duration(n, "net_latency", "fleet", &fleet->net_latency);
+  if (const YamlNode* v = n.find("oversubscription")) {
+    if (auto x = as_number(*v, "fleet.oversubscription")) {
+      if (*x >= 1.0) fleet->oversubscription = *x;
+      else error(v->loc, "'fleet.oversubscription' is leaf:spine and must be >= 1 (got " + v->scalar + ")");
+    }
+  }
+  if (const YamlNode* v = n.find("gpudirect")) {
+    if (auto b = as_flag(*v, "fleet.gpudirect")) fleet->gpudirect = *b;
+  }
+  if (const YamlNode* v = n.find("cpu")) {
+    if (auto s = as_string(*v, "fleet.cpu")) {
+      if (*s == "intel" || *s == "amd") fleet->cpu = *s;
+      else unknown_name(v->loc, "fleet.cpu", *s, {"intel", "amd"});
+    }
+  }
   if (error_count() == errors_before && static_cast<int64_t>(fleet->nodes) * fleet->gpus_per_node > kMaxRanks) {
     error(n.loc, "fleet has " + std::to_string(static_cast<int64_t>(fleet->nodes) * fleet->gpus_per_node) +
                      " ranks; at most " + std::to_string(kMaxRanks) + " are supported");
@@ -178,6 +199,41 @@ void ScenarioReader::read_job(const YamlNode& n, Job* job) {
   read_int(n, "flight_recorder_entries", "job", 0, 1 << 24, &job->flight_recorder_entries);
   read_duration(n, "dump_wait", "job", &job->dump_wait);
   read_duration(n, "crash_detect", "job", &job->crash_detect);
+  if (const YamlNode* v = n.find("collective_model")) {
+    if (auto s = as_string(*v, "job.collective_model")) {
+      bool known = false;
+      for (std::string_view m : kCollectiveModels) known = known || m == *s;
+      if (known) job->collective_model = *s;
+      else unknown_name(v->loc, "job.collective_model", *s, kCollectiveModels);
+    }
+  }
+  if (const YamlNode* v = n.find("nccl")) read_nccl(*v, job);
+}
+
+// job.nccl: {version, algo, proto}, checked with the NCCL model's own parsers.
+void ScenarioReader::read_nccl(const YamlNode& n, Job* job) {
+  if (!check_map(n, "job.nccl", kNcclKeys)) return;
+  if (const YamlNode* v = n.find("version")) {
+    if (auto s = as_string(*v, "job.nccl.version")) {
+      if (nccl::constants_for_version(*s)) job->nccl_version = *s;
+      else error(v->loc, "unsupported NCCL version '" + *s + "'; expected " + nccl::kSupportedVersions);
+    }
+  }
+  uint32_t mask = 0;
+  if (const YamlNode* v = n.find("algo")) {
+    if (auto s = as_string(*v, "job.nccl.algo")) {
+      const std::string why = nccl::parse_algo_list(*s, &mask);
+      if (why.empty()) job->nccl_algo = *s;
+      else error(v->loc, "job.nccl.algo: " + why);
+    }
+  }
+  if (const YamlNode* v = n.find("proto")) {
+    if (auto s = as_string(*v, "job.nccl.proto")) {
+      const std::string why = nccl::parse_proto_list(*s, &mask);
+      if (why.empty()) job->nccl_proto = *s;
+      else error(v->loc, "job.nccl.proto: " + why);
+    }
+  }
 }
 
 void ScenarioReader::read_expect(const YamlNode& n, Expect* expect) {

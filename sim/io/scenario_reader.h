@@ -23,6 +23,8 @@ class ScenarioReader : public NodeReader {
   void read_fleet(const YamlNode& n, Fleet* fleet);
   void read_parallel(const YamlNode* n, const SourceLoc& root_loc, Parallel* par);
   void read_job(const YamlNode& n, Job* job);
+  void read_nccl(const YamlNode& n, Job* job);
+  void read_fabric_fault(const YamlNode& body, const std::string& what, Fault* f);
   void read_expect(const YamlNode& n, Expect* expect);
 
   // step_reader.cc

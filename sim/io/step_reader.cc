@@ -4,6 +4,7 @@
 // are checked once the whole program is known, since they may name later ops.
 #include <climits>
 
+#include "sim/io/jitter_reader.h"
 #include "sim/io/scenario_reader.h"
 #include "sim/program/expr.h"
 
@@ -186,9 +187,7 @@ void ScenarioReader::read_op_fields(const YamlNode& value, Op* op) {
     if (const YamlNode* t = require(value, "time", what)) {
       if (auto d = as_duration(*t, what + ".time")) op->time = *d;
     }
-    if (const YamlNode* j = value.find("jitter")) {
-      if (auto p = as_percent(*j, what + ".jitter")) op->jitter.cv = *p;
-    }
+    if (const YamlNode* j = value.find("jitter")) read_jitter(*this, *j, what + ".jitter", false, &op->jitter);
     return;
   }
   if (is_collective(op->kind)) read_comm_fields(value, what, op);

@@ -1,7 +1,9 @@
 // How long each compute kernel and CPU op takes: the op's time, jitter drawn
-// from the rank's counter-based stream, and straggler faults. A pure function
-// of (plan, rank, step, op): the simulator and the real runners in validate/
-// sample the same durations, and nothing depends on the order of the calls.
+// from the rank's counter-based stream (normal, lognormal, gamma or empirical),
+// and the compute-time faults (persistent, intermittent, pauses, throttling).
+// A pure function of (plan, rank, step, op): the simulator, the lockstep
+// executor and the real runners in validate/ sample the same durations, and
+// nothing depends on the order of the calls.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +13,21 @@
 
 namespace fleetsim {
 
+// One draw of a mean-1 jitter variate X (see Jitter in scenario.h). `stream` is
+// the rank's jitter stream, `shape_stream` the one gamma's rejection loop uses,
+// `counter` what the draw is for. Exposed for tests and the closed forms.
+struct JitterSampler {
+  JitterDist dist = JitterDist::kNormal;
+  double cv = 0;
+  double mu = 0, s = 0;          // kLognormal
+  double shape = 0, d = 0, c = 0;  // kGamma (Marsaglia-Tsang constants for shape >= 1)
+  const std::vector<double>* samples = nullptr;  // kEmpirical
+  bool active = false;
+
+  static JitterSampler make(const Jitter& j);
+  double draw(uint64_t stream, uint64_t shape_stream, uint64_t counter) const;
+};
+
 class ComputeTime {
  public:
   explicit ComputeTime(const Plan& plan);
@@ -19,13 +36,36 @@ class ComputeTime {
   // `step`. REQUIRES: 0 <= rank < plan.ranks, 1 <= step <= job.steps.
   int64_t sample_ns(int rank, int64_t step, uint32_t op_index) const;
 
+  // Adds sample_ns(r, step, op) to clock[r] (and to compute[r] when not null)
+  // for every rank: the lockstep executor's hot loop, with the per-op work
+  // hoisted out of it. Same values as sample_ns, to the nanosecond.
+  void add_all(int64_t step, uint32_t op_index, int64_t* clock, int64_t* compute) const;
+
   // The same without jitter or faults (the jitter-free baseline).
   int64_t nominal_ns(uint32_t op_index) const;
 
+  // The jitter of plan op `op_index` (in compile order).
+  const Jitter& jitter(uint32_t op_index) const { return *jitter_[op_index]; }
+  // The op a pause fault lengthens: the first compute op outside any `when`
+  // (UINT32_MAX if the program has none).
+  uint32_t pause_op() const { return pause_op_; }
+  // Bytes this object holds per rank (for the memory benchmarks).
+  static constexpr size_t kBytesPerRank = 2 * sizeof(uint64_t) + 1;
+
  private:
+  double fault_factor(int rank, int64_t step, uint32_t op_index, double t) const;
+  static int64_t to_ns(double t);
+
   const Plan& plan_;
+  std::vector<const Jitter*> jitter_;              // per plan op
+  std::vector<JitterSampler> samplers_;            // per plan op
   std::vector<uint64_t> gpu_stream_, cpu_stream_;  // per rank
-  std::vector<uint8_t> has_straggler_;             // per rank
+  std::vector<uint8_t> has_straggler_;             // per rank: some compute-time fault names it
+  uint32_t pause_op_ = UINT32_MAX;
 };
+
+// A copy of `plan` with every jitter and every fault removed: the jitter-free
+// baseline the straggler tax is measured against.
+Plan jitter_free(const Plan& plan);
 
 }  // namespace fleetsim

@@ -54,6 +54,18 @@ FleetSim::FleetSim(const Plan& plan, const CostModel& cost, const std::vector<Ob
     if (plan.group_exists(kind)) slots_[static_cast<size_t>(g)].resize(static_cast<size_t>(plan.group_count(kind)));
   }
   if (plan.pp_group) p2p_.resize(n * 2);
+  for (int g = 0; g < kGroupKinds && !plan.link_faults.empty(); ++g) {
+    const auto kind = static_cast<GroupKind>(g);
+    if (!plan.group_exists(kind)) continue;
+    auto& idx = degraded_index_[static_cast<size_t>(g)];
+    idx.assign(static_cast<size_t>(plan.group_count(kind)), -1);
+    for (int i = 0; i < plan.group_count(kind); ++i) {
+      auto d = plan.group_degradations(kind, i);
+      if (d.empty()) continue;
+      idx[static_cast<size_t>(i)] = static_cast<int32_t>(degraded_.size());
+      degraded_.push_back(std::move(d));
+    }
+  }
   if (plan.scenario.job.watchdog) timeout_ns_ = plan.scenario.job.watchdog->ns;
   q_.reserve(n * 2 + 16);
 }
@@ -452,7 +464,11 @@ void FleetSim::arrive(int r, GpuItem& item) {
   s.last_arrival = now_.ns;
   if (++s.arrived < plan_.group_size(w.group) || s.mismatch) return;
   const GroupShape shape = plan_.group_shape(w.group, inst);
-  const int64_t d = cost_.collective_time(s.kind, s.bytes, shape).ns;
+  const auto& di = degraded_index_[static_cast<size_t>(w.group)];
+  const int32_t dix = di.empty() ? -1 : di[static_cast<size_t>(inst)];
+  const int64_t d = (dix < 0 ? cost_.collective_time(s.kind, s.bytes, shape)
+                             : cost_.collective_time_degraded(s.kind, s.bytes, shape, degraded_[static_cast<size_t>(dix)]))
+                        .ns;
   const SimTime end = now_ + Duration{d};
   const double frac = shape.nodes > 1 ? static_cast<double>(shape.nodes) / shape.ranks : 0.0;
   const auto nic = static_cast<int64_t>(ring_bytes_sent_per_rank(s.kind, s.bytes, shape.ranks) * frac);

@@ -113,6 +113,9 @@ class FleetSim {
   std::vector<P2pSlot> p2p_;             // n_ * 2
   int ranks_done_ = 0;
   int store_arrived_ = 0;      // ranks waiting in the current store barrier
+  // Degraded links per group instance: index into degraded_ (-1 = healthy).
+  std::array<std::vector<int32_t>, kGroupKinds> degraded_index_;
+  std::vector<std::vector<LinkDegradation>> degraded_;
   ComputeTime compute_time_;
 
   // Watchdog.

@@ -163,6 +163,9 @@ Fabric fabric_from_fleet(const Fleet& fleet) {
   f.nics_per_node = std::max(1, fleet.nics_per_node);
   f.nic_bandwidth_Gbps = fleet.nic_bandwidth_Gbps;
   f.gpus_per_nic = std::max(1, f.gpus_per_node / f.nics_per_node);
+  f.oversubscription = std::max(1.0, fleet.oversubscription);
+  f.gpudirect = fleet.gpudirect;
+  if (!fleet.cpu.empty()) f.cpu = fleet.cpu == "amd" ? CpuVendor::kAmd : CpuVendor::kIntel;
   return f;
 }
 

@@ -95,18 +95,8 @@ std::optional<double> parse_rate_GBps(std::string_view text);
 
 // Degradations that NCCL's topology search did not see (they happened after
 // init, or are congestion): the algorithm NCCL picked stays, its time stretches.
-enum class DegradeKind : uint8_t {
-  kNicRate,       // NIC `index` on `node` runs at `fraction` of its rate
-  kGpuDirectOff,  // every NIC on `node` stages through host memory
-  kRemoteNuma,    // NIC `index` on `node` is on the other CPU socket: no GDR, host-staged
-  kNvlinkRate,    // GPU `index` on `node` has `fraction` of its NVLink bandwidth
-};
-struct LinkDegradation {
-  DegradeKind kind = DegradeKind::kNicRate;
-  int node = 0;
-  int index = 0;
-  double fraction = 1.0;
-};
+using DegradeKind = fleetsim::DegradeKind;
+using LinkDegradation = fleetsim::LinkDegradation;
 
 // The fabric's graphs with every degradation on the group's nodes (0 ..
 // shape.nodes-1) applied: "a ring runs at its slowest link", so each graph's

@@ -253,6 +253,20 @@ class NcclCostModel final : public CostModel {
     return round_to_duration(e.time_us * 1e-6);
   }
 
+  Duration collective_time_degraded(OpKind op, int64_t bytes, const GroupShape& shape,
+                                    const std::vector<LinkDegradation>& degraded) const override {
+    if (degraded.empty()) return collective_time(op, bytes, shape);
+    const auto coll = coll_from_op(op);
+    FLEETSIM_CHECK(coll.has_value());
+    if (op == OpKind::kBarrier) bytes = std::max<int64_t>(bytes, 4);
+    GroupShape s = shape;
+    s.nodes = std::max(1, s.nodes);
+    s.ranks_per_node = std::clamp(s.ranks_per_node, 1, std::max(1, s.ranks));
+    Estimate e = model_.estimate_degraded(*coll, bytes, s, degraded);
+    if (!e.ok) e = unmasked_.estimate_degraded(*coll, bytes, s, degraded);
+    return round_to_duration(e.time_us * 1e-6);
+  }
+
   const char* name() const override { return name_.c_str(); }
 
  private:

@@ -10,8 +10,10 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "sim/model/lockstep_sim.h"
 #include "sim/observe/flight_recorder.h"
 #include "sim/observe/job_log.h"
+#include "sim/observe/straggler_stats.h"
 #include "sim/observe/telemetry.h"
 #include "sim/observe/trace_writer.h"
 
@@ -78,6 +80,7 @@ Result<OutputSelection> select_outputs(const Plan& plan, const std::optional<std
                                       std::to_string(plan.scenario.job.flight_recorder_entries) + " at this scale)");
     }
   }
+  s.lockstep_ok = requested ? !(s.telemetry || s.fr || s.trace) : n > kFrRanksMax;
   if (plan.scenario.job.flight_recorder_entries == 0 && s.fr) {
     s.fr = false;
     s.notes.emplace_back("fr/", "skipped (job.flight_recorder_entries is 0: the recorder is off)");
@@ -86,6 +89,75 @@ Result<OutputSelection> select_outputs(const Plan& plan, const std::optional<std
 }
 
 namespace {
+
+constexpr int kPerRankMax = 1024, kTopK = 16, kHistogramBins = 20;
+
+// Min, p50, max and mean of per-rank values (ns), in seconds.
+nlohmann::ordered_json spread_s(const std::vector<int64_t>& v) {
+  std::vector<int64_t> s = v;
+  std::sort(s.begin(), s.end());
+  long double sum = 0;
+  for (int64_t x : s) sum += static_cast<long double>(x);
+  if (s.empty()) return nlohmann::ordered_json::object();
+  return {{"min", static_cast<double>(s.front()) * 1e-9}, {"p50", static_cast<double>(s[(s.size() - 1) / 2]) * 1e-9},
+          {"max", static_cast<double>(s.back()) * 1e-9},
+          {"mean", static_cast<double>(sum / static_cast<long double>(s.size())) * 1e-9}};
+}
+
+// The k ranks with the largest (or, `least`, smallest) value; ties to the lowest rank.
+std::vector<int> top_ranks(const std::vector<int64_t>& v, bool least) {
+  std::vector<int> idx(v.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int>(i);
+  const size_t k = std::min<size_t>(kTopK, idx.size());
+  std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(k), idx.end(), [&](int a, int b) {
+    const int64_t x = v[static_cast<size_t>(a)], y = v[static_cast<size_t>(b)];
+    return x != y ? (least ? x < y : x > y) : a < b;
+  });
+  idx.resize(k);
+  return idx;
+}
+
+// Per-rank arrays up to kPerRankMax ranks; beyond, top-k lists, spreads and a
+// histogram of the collective wait, so the summary stays bounded at any scale.
+nlohmann::ordered_json straggler_json(const TaxReport& t, int ranks) {
+  using Json = nlohmann::ordered_json;
+  Json j;
+  j["baseline_step_s"] = t.baseline_step_ns * 1e-9;
+  j["baseline"] = std::string(t.baseline_how) + " (the same plan with jitter and faults off)";
+  j["mean_step_s"] = t.mean_step_ns * 1e-9;
+  j["slowest_rank_is"] = "the rank that waited least in the step's collectives (ties: lowest rank)";
+  if (t.wait_ns.empty()) return j;
+  auto seconds = [](const std::vector<int64_t>& v) {
+    Json a = Json::array();
+    for (int64_t x : v) a.push_back(static_cast<double>(x) * 1e-9);
+    return a;
+  };
+  if (ranks <= kPerRankMax) {
+    j["slowest_counts"] = t.slowest_counts;
+    j["collective_wait_s"] = seconds(t.wait_ns);
+    j["compute_s"] = seconds(t.compute_ns);
+    return j;
+  }
+  Json top = Json::array(), least = Json::array();
+  for (int r : top_ranks(t.slowest_counts, false))
+    if (t.slowest_counts[static_cast<size_t>(r)] > 0) top.push_back({{"rank", r}, {"steps", t.slowest_counts[static_cast<size_t>(r)]}});
+  for (int r : top_ranks(t.wait_ns, true))
+    least.push_back({{"rank", r}, {"wait_s", static_cast<double>(t.wait_ns[static_cast<size_t>(r)]) * 1e-9}});
+  j["slowest_top"] = top;
+  j["collective_wait_s"] = spread_s(t.wait_ns);
+  j["least_waiting"] = least;
+  const auto [lo, hi] = std::minmax_element(t.wait_ns.begin(), t.wait_ns.end());
+  std::vector<int64_t> counts(kHistogramBins, 0);
+  const double width = static_cast<double>(*hi - *lo) / kHistogramBins;
+  for (int64_t w : t.wait_ns) {
+    const auto b = width > 0 ? static_cast<size_t>(static_cast<double>(w - *lo) / width) : 0;
+    ++counts[std::min<size_t>(b, kHistogramBins - 1)];
+  }
+  j["collective_wait_histogram"] = {{"from_s", static_cast<double>(*lo) * 1e-9}, {"to_s", static_cast<double>(*hi) * 1e-9},
+                                    {"counts", counts}};
+  j["compute_s"] = spread_s(t.compute_ns);
+  return j;
+}
 
 nlohmann::ordered_json summary_json(const Plan& plan, const CostModel& cost, const RecordedRun& run) {
   using Json = nlohmann::ordered_json;
@@ -98,6 +170,8 @@ nlohmann::ordered_json summary_json(const Plan& plan, const CostModel& cost, con
   j["ranks"] = plan.ranks;
   j["parallel"] = {{"tp", plan.tp}, {"dp", plan.dp}, {"pp", plan.pp}};
   j["executor"] = "sim";
+  j["sim_executor"] = run.executor;
+  if (!run.why_event.empty()) j["sim_executor_why"] = run.why_event;
   j["cost_model"] = cost.name();
   j["outcome"] = outcome_name(r.outcome);
   j["steps_planned"] = plan.scenario.job.steps;
@@ -106,6 +180,8 @@ nlohmann::ordered_json summary_json(const Plan& plan, const CostModel& cost, con
   j["events"] = r.events;
   j["step_time_s"] = {{"mean", run.steps.mean_s}, {"p50", run.steps.p50_s}, {"p99", run.steps.p99_s},
                       {"max", run.steps.max_s}};
+  j["straggler_tax"] = run.tax.tax;
+  j["straggler"] = straggler_json(run.tax, plan.ranks);
   if (r.outcome == Outcome::kHang) {
     const PlanOp& op = plan.ops[r.hang.op];
     j["hang"] = {{"step", r.hang.step},
@@ -140,6 +216,32 @@ nlohmann::ordered_json summary_json(const Plan& plan, const CostModel& cost, con
   return j;
 }
 
+// The lockstep executor writes no per-op files; say so where they would be.
+void note_lockstep_outputs(OutputSelection* o) {
+  const char* why = "skipped: the lockstep executor ran (--executor event writes it)";
+  if (o->telemetry) o->notes.emplace_back("telemetry.csv", why);
+  if (o->fr) o->notes.emplace_back("fr/", why);
+  if (o->trace) o->notes.emplace_back("trace.json", why);
+  o->telemetry = o->fr = o->trace = false;
+}
+
+TaxReport tax_report(const Plan& plan, const CostModel& cost, const StepTable& steps, const StragglerStats& stats,
+                     int64_t steps_completed) {
+  TaxReport t;
+  const Baseline b = baseline_step(plan, cost);
+  t.baseline_step_ns = b.mean_step_ns;
+  t.baseline_how = b.how;
+  long double sum = 0;
+  for (int64_t d : steps.durations_ns()) sum += static_cast<long double>(d);
+  const size_t n = steps.durations_ns().size();
+  t.mean_step_ns = n ? static_cast<double>(sum / static_cast<long double>(n)) : 0.0;
+  t.tax = t.baseline_step_ns > 0 && n ? t.mean_step_ns / t.baseline_step_ns - 1.0 : 0.0;
+  t.slowest_counts = stats.slowest_counts(steps_completed);
+  t.wait_ns = stats.wait_ns();
+  t.compute_ns = stats.compute_ns();
+  return t;
+}
+
 }  // namespace
 
 Result<RecordedRun> simulate_to_record(const Plan& plan, const CostModel& cost, const std::string& out_dir,
@@ -156,25 +258,44 @@ Result<RecordedRun> simulate_to_record(const Plan& plan, const CostModel& cost, 
     return d;
   }
   auto open = [&](bool on, const char* name) { return File(on ? std::fopen((tmp / name).c_str(), "wb") : nullptr); };
-  File steps_f = open(outputs.steps, "steps.csv"), tel_f = open(outputs.telemetry, "telemetry.csv");
-  File trace_f = open(outputs.trace, "trace.json"), log_f = open(outputs.log, "job.log");
+  File steps_f, tel_f, trace_f, log_f;
   std::vector<std::unique_ptr<Observer>> owned;
-  std::vector<Observer*> obs;
-  auto steps = std::make_unique<StepTable>(plan, steps_f.get());
-  obs.push_back(steps.get());
-  if (log_f) owned.push_back(std::make_unique<JobLog>(plan, log_f.get()));
-  if (tel_f) owned.push_back(std::make_unique<Telemetry>(plan, outputs.telemetry_ranks, tel_f.get()));
-  if (trace_f) owned.push_back(std::make_unique<TraceWriter>(plan, outputs.trace_ranks, trace_f.get()));
-  if (outputs.fr) {
-    fs::create_directories(tmp / "fr", ec);
-    owned.push_back(std::make_unique<FlightRecorder>(plan, (tmp / "fr").string(), outputs.fr_capacity));
-  }
-  for (auto& o : owned) obs.push_back(o.get());
+  std::unique_ptr<StepTable> steps;
+  std::unique_ptr<StragglerStats> stats;
+  // Called before each executor attempt: a lockstep attempt that falls back
+  // leaves nothing behind (files are reopened, observers rebuilt).
+  auto make_observers = [&](ExecutorKind kind, StragglerStats** stats_out) {
+    owned.clear();
+    const bool events = kind == ExecutorKind::kEvent;
+    steps_f = open(outputs.steps, "steps.csv");
+    tel_f = open(events && outputs.telemetry, "telemetry.csv");
+    trace_f = open(events && outputs.trace, "trace.json");
+    log_f = open(outputs.log, "job.log");
+    steps = std::make_unique<StepTable>(plan, steps_f.get());
+    stats = std::make_unique<StragglerStats>(plan);
+    std::vector<Observer*> obs = {steps.get()};
+    if (events) obs.push_back(stats.get());  // lockstep feeds it directly
+    *stats_out = events ? nullptr : stats.get();
+    if (log_f) owned.push_back(std::make_unique<JobLog>(plan, log_f.get()));
+    if (tel_f) owned.push_back(std::make_unique<Telemetry>(plan, outputs.telemetry_ranks, tel_f.get()));
+    if (trace_f) owned.push_back(std::make_unique<TraceWriter>(plan, outputs.trace_ranks, trace_f.get()));
+    if (events && outputs.fr) {
+      fs::create_directories(tmp / "fr", ec);
+      owned.push_back(std::make_unique<FlightRecorder>(plan, (tmp / "fr").string(), outputs.fr_capacity));
+    }
+    for (auto& o : owned) obs.push_back(o.get());
+    return obs;
+  };
 
   RecordedRun run;
-  run.result = run_simulation(plan, cost, obs);
+  const Executed ex = execute_plan(plan, cost, outputs.lockstep_ok, make_observers);
+  run.result = ex.result;
+  run.executor = executor_name(ex.executor);
+  run.why_event = ex.why_event;
   run.steps = steps->stats();
   run.outputs = outputs;
+  if (ex.executor == ExecutorKind::kLockstep) note_lockstep_outputs(&run.outputs);
+  run.tax = tax_report(plan, cost, *steps, *stats, run.result.steps_completed);
   owned.clear();
   steps_f.reset(); tel_f.reset(); trace_f.reset(); log_f.reset();
   if (!run.result.errors.empty()) {

@@ -21,6 +21,10 @@ struct OutputSelection {
   bool summary = true, steps = true, telemetry = true, fr = true, trace = true, log = true;
   std::vector<int> telemetry_ranks, trace_ranks;
   int fr_capacity = 2000;
+  // Whether the lockstep executor may run the plan (when eligible): it writes
+  // summary, steps and log only. Default: above 1024 ranks; with --outputs,
+  // when no telemetry, fr or trace is asked for.
+  bool lockstep_ok = false;
   std::vector<std::pair<std::string, std::string>> notes;  // (file, what was skipped or reduced, and why)
 };
 
@@ -31,9 +35,21 @@ struct OutputSelection {
 Result<OutputSelection> select_outputs(const Plan& plan,
                                        const std::optional<std::vector<std::string>>& requested);
 
+// The straggler tax of a run (summary.json's `straggler_tax` and `straggler`).
+struct TaxReport {
+  double baseline_step_ns = 0;      // jitter-free, fault-free mean step
+  const char* baseline_how = "";    // "analytic" | "lockstep" | "event"
+  double mean_step_ns = 0;          // this run's mean over completed steps
+  double tax = 0;                   // mean / baseline - 1 (0 when either is 0)
+  std::vector<int64_t> slowest_counts, wait_ns, compute_ns;  // per rank
+};
+
 struct RecordedRun {
   RunResult result;
   StepStats steps;
+  std::string executor = "event";   // "lockstep" | "event"
+  std::string why_event;            // why the event executor ran, if it did
+  TaxReport tax;
   std::string dir;
   OutputSelection outputs;
 };

@@ -33,7 +33,7 @@ class Telemetry final : public Observer {
     GpuState state = GpuState::kIdle;
     SimTime since{};
     double busy_ns = 0, sm_ns = 0, tensor_ns = 0;  // within the current period
-    int64_t step = 1;
+    int64_t step = 0;                              // 0 until the GPU first works on a step
     int64_t nic_done = 0;                          // bytes of finished transfers
     SimTime xfer_begin{}, xfer_end{};
     int64_t xfer_bytes = 0;

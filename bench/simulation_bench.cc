@@ -1,0 +1,76 @@
+// Targeted and simulation groups. Targeted: one collective round (an
+// all-reduce over every rank, no compute) at 1k to 131k ranks on the lockstep
+// executor. Simulation: steps of (compute with 2% jitter, then a data-parallel
+// all-reduce) at 1k, 16k and 131k ranks (rank-steps/s, bytes per rank from the
+// executor's own reserved sizes), and the event executor on the step-400
+// scenario (events/s).
+#include <benchmark/benchmark.h>
+
+#include <memory>
+
+#include "fleetsim/cost_model.h"
+#include "fleetsim/engine.h"
+#include "sim/io/scenario_loader.h"
+#include "sim/model/lockstep_sim.h"
+
+namespace fleetsim {
+namespace {
+
+Plan fleet_plan(int64_t ranks, int64_t steps, bool compute) {
+  const std::string yaml = "name: b\nfleet: {system: dgx-h100, nodes: " + std::to_string(ranks / 8) +
+                           "}\nparallel: {tp: 1}\njob: {steps: " + std::to_string(steps) + "}\nstep:\n" +
+                           (compute ? "  - compute: {time: 300ms, jitter: 2%}\n" : "") +
+                           "  - allreduce: {name: grads, group: dp, bytes: 256MiB}\n";
+  return *compile_plan(*load_scenario_text(yaml, "bench.yaml"));
+}
+
+// Collective rounds per second; items = rank-arrivals.
+void BM_CollectiveRound(benchmark::State& state) {
+  const Plan plan = fleet_plan(state.range(0), 20, false);
+  const auto cost = make_alpha_beta_model(plan.scenario.fleet);
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto sim = std::make_unique<LockstepSim>(plan, *cost, std::vector<Observer*>{}, nullptr);
+    RunResult r;
+    state.ResumeTiming();
+    benchmark::DoNotOptimize(sim->run(&r));
+  }
+  state.SetItemsProcessed(state.iterations() * 20 * state.range(0));
+}
+BENCHMARK(BM_CollectiveRound)->Arg(1 << 10)->Arg(1 << 14)->Arg(1 << 17)->Unit(benchmark::kMillisecond);
+
+// Lockstep steps of (compute with jitter, all-reduce), with straggler stats on.
+void BM_LockstepSteps(benchmark::State& state) {
+  const int64_t steps = 20;
+  const Plan plan = fleet_plan(state.range(0), steps, true);
+  const auto cost = make_alpha_beta_model(plan.scenario.fleet);
+  double bytes = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    StragglerStats stats(plan);
+    auto sim = std::make_unique<LockstepSim>(plan, *cost, std::vector<Observer*>{}, &stats);
+    bytes = sim->bytes_per_rank();
+    RunResult r;
+    state.ResumeTiming();
+    benchmark::DoNotOptimize(sim->run(&r));
+  }
+  state.SetItemsProcessed(state.iterations() * steps * state.range(0));  // rank-steps
+  state.counters["bytes_per_rank"] = bytes;
+}
+BENCHMARK(BM_LockstepSteps)->Arg(1 << 10)->Arg(1 << 14)->Arg(1 << 17)->Unit(benchmark::kMillisecond);
+
+// The event executor on the founding scenario (32 ranks, hang at step 400).
+void BM_FleetSimStep400(benchmark::State& state) {
+  auto s = load_scenario(std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/step400_hang.yaml");
+  const Plan plan = *compile_plan(*s);
+  const auto cost = make_alpha_beta_model(plan.scenario.fleet);
+  uint64_t events = 0;
+  for (auto _ : state) events += run_simulation(plan, *cost, {}).events;
+  state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_FleetSimStep400)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace fleetsim
+
+BENCHMARK_MAIN();

@@ -1,0 +1,114 @@
+// `fleetsim calibrate --backend mpi --ranks N --out calibration.yaml`: nccl-tests
+// style sweeps of each collective on real MPI processes, an alpha-beta fit per
+// collective and group size, the fit error printed per size, and the files a
+// scenario (`calibration: FILE`) or `fleetsim validate --calibration` reads.
+#include <cstdio>
+#include <sstream>
+
+#include "sim/cli/commands.h"
+#include "sim/io/scenario_loader.h"
+#include "validate/calibrate_job.h"
+
+namespace fleetsim::cli {
+
+namespace {
+
+struct CalibrateArgs {
+  std::string backend = "mpi", out = "calibration.yaml", ops, group_sizes, min_bytes = "8B", max_bytes = "64MiB";
+  std::string hostfile;
+  int ranks = 0;
+  double factor = 2.0;
+  int iters = 20;
+};
+
+int fail(const std::string& msg) {
+  std::fprintf(stderr, "%s\n", msg.c_str());
+  return 2;
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+void print_result(const validate::CalibrateResult& r, const std::string& out) {
+  std::printf("%-13s %5s %10s %11s %11s %8s %11s\n", "op", "ranks", "bytes", "time_us", "fit_us", "err%",
+              "busbw_GB/s");
+  for (const CalibrationSample& s : r.samples) {
+    const CollectiveFit* f = r.calibration.find(s.op, s.ranks);
+    const double ft = f->fit.time_s(s.bytes);
+    const double busbw = static_cast<double>(s.bytes) / s.time_s / 1e9 * validate::busbw_factor(s.op, s.ranks);
+    std::printf("%-13s %5d %10lld %11.2f %11.2f %+8.1f %11.3f\n", s.op == OpKind::kSend ? "sendrecv" : op_yaml_name(s.op),
+                s.ranks, static_cast<long long>(s.bytes), s.time_s * 1e6, ft * 1e6, (ft - s.time_s) / s.time_s * 100,
+                busbw);
+  }
+  for (const CollectiveFit& f : r.calibration.fits)
+    std::printf("fit        %-13s ranks %d: alpha %.2f us, beta %.4f ns/B (%.2f GB/s), max |err| %.1f%%\n",
+                f.op == OpKind::kSend ? "sendrecv" : op_yaml_name(f.op), f.ranks, f.fit.alpha_s * 1e6,
+                f.fit.beta_s_per_byte * 1e9, f.fit.beta_s_per_byte > 0 ? 1e-9 / f.fit.beta_s_per_byte : 0.0,
+                f.max_rel_err * 100);
+  std::printf("outputs    %s %s\n", out.c_str(), r.csv.c_str());
+}
+
+int do_calibrate(const CalibrateArgs& a) {
+  if (a.backend != "mpi")
+    return fail("--backend: error: backend '" + a.backend + "' is not available here (expected mpi)");
+  if (a.ranks < 2) return fail("--ranks: error: need at least 2 ranks (got " + std::to_string(a.ranks) + ")");
+  if (!(a.factor > 1.0)) return fail("--step-factor: error: must be > 1");
+  validate::CalibrateSpec spec;
+  spec.ranks = a.ranks;
+  spec.out = a.out;
+  spec.hostfile = a.hostfile;
+  spec.factor = a.factor;
+  spec.iters = a.iters;
+  auto lo = parse_bytes(a.min_bytes), hi = parse_bytes(a.max_bytes);
+  if (!lo.ok()) return fail("--min-bytes: error: " + lo.errors()[0].message);
+  if (!hi.ok()) return fail("--max-bytes: error: " + hi.errors()[0].message);
+  spec.min_bytes = std::max<int64_t>(1, *lo);
+  spec.max_bytes = *hi;
+  if (spec.max_bytes < spec.min_bytes) return fail("--max-bytes: error: smaller than --min-bytes");
+  if (!a.ops.empty()) {
+    spec.ops.clear();
+    for (const std::string& name : split(a.ops)) {
+      const auto k = collective_from_name(name);
+      if (!k) return fail("--ops: error: unknown collective '" + name + "'");
+      spec.ops.push_back(*k);
+    }
+  }
+  for (const std::string& g : split(a.group_sizes)) {
+    const int n = std::atoi(g.c_str());
+    if (n < 2 || n > a.ranks || a.ranks % n != 0)
+      return fail("--group-sizes: error: " + g + " must divide --ranks and be >= 2");
+    spec.group_sizes.push_back(n);
+  }
+  auto r = validate::run_calibration(spec);
+  if (!r.ok()) {
+    for (const Diagnostic& d : r.errors()) std::fprintf(stderr, "%s\n", d.to_string().c_str());
+    return 1;
+  }
+  print_result(*r, a.out);
+  return 0;
+}
+
+}  // namespace
+
+void register_calibrate_command(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<CalibrateArgs>();
+  CLI::App* cmd = app.add_subcommand("calibrate", "Measure collectives on real processes and fit an alpha-beta model");
+  cmd->add_option("--backend", a->backend, "Collective library: mpi");
+  cmd->add_option("--ranks", a->ranks, "Processes (mpirun -np)")->required();
+  cmd->add_option("--out,-o", a->out, "Calibration file to write (a CSV of measured vs fitted goes next to it)");
+  cmd->add_option("--ops", a->ops, "Collectives: allreduce,allgather,reducescatter,broadcast,reduce,alltoall,sendrecv");
+  cmd->add_option("--group-sizes", a->group_sizes, "Group sizes to sweep (default: every divisor of --ranks >= 2)");
+  cmd->add_option("--min-bytes", a->min_bytes, "Smallest message (default 8B)");
+  cmd->add_option("--max-bytes", a->max_bytes, "Largest message (default 64MiB)");
+  cmd->add_option("--step-factor", a->factor, "Size multiplier between steps (default 2)");
+  cmd->add_option("--iters", a->iters, "Timed iterations per size, at most (default 20)");
+  cmd->add_option("--hostfile", a->hostfile, "mpirun hostfile (a cluster); default: every rank here");
+  cmd->callback([a, exit_code] { *exit_code = do_calibrate(*a); });
+}
+
+}  // namespace fleetsim::cli

@@ -1,0 +1,292 @@
+// `fleetsim validate SCENARIO.yaml --backend mpi --ranks N`: runs the scenario
+// for real (one MPI process per rank, scaled to a CPU) and in the simulator with
+// the calibrated collective model on the same scaled scenario, then prints the
+// two side by side: outcome, hang step, first timeout, diagnose's culprit, step
+// and collective times with the relative error.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "sim/cli/commands.h"
+#include "sim/diagnose/diagnose.h"
+#include "sim/io/scenario_loader.h"
+#include "sim/model/calibration.h"
+#include "sim/observe/run_record.h"
+#include "validate/calibrate_job.h"
+#include "validate/launcher.h"
+#include "validate/real_record.h"
+#include "validate/scaling.h"
+
+namespace fs = std::filesystem;
+
+namespace fleetsim::cli {
+
+namespace {
+
+struct ValidateArgs {
+  std::string scenario, backend = "mpi", out, calibration, hostfile;
+  std::string timeout = "5s", grace = "5s", dump_wait = "1s", time_scale = "0.1", bytes_scale = "1/1024";
+  std::vector<std::string> sets;
+  int ranks = 0;
+};
+
+struct Side {
+  std::string label, outcome, hang_step = "-", first_timeout = "-", culprit = "-";
+  int64_t steps_completed = 0;
+  double step_p50 = 0, step_mean = 0;
+  std::map<std::string, double> coll_ms;  // op name -> median duration_ms
+};
+
+int fail(const std::vector<Diagnostic>& errors) {
+  for (const Diagnostic& d : errors) std::fprintf(stderr, "%s\n", d.to_string().c_str());
+  return 2;
+}
+int fail(const std::string& line) {
+  std::fprintf(stderr, "%s\n", line.c_str());
+  return 2;
+}
+
+// Median duration of completed collectives per YAML op name, over every rank's dump.
+std::map<std::string, double> collective_medians(const diagnose::Record& rec) {
+  std::map<std::string, std::vector<double>> all;
+  for (const auto& [rank, dump] : rec.dumps)
+    for (const diagnose::FrEntry& e : dump.entries)
+      if (e.duration_ms && e.state == "completed") all[e.op_name].push_back(*e.duration_ms);
+  std::map<std::string, double> out;
+  for (auto& [name, v] : all) {
+    std::sort(v.begin(), v.end());
+    out[name] = v[v.size() / 2];
+  }
+  return out;
+}
+
+Side read_side(const std::string& label, const Plan& plan, const RunResult& r, const std::string& dir) {
+  Side s;
+  s.label = label;
+  s.outcome = outcome_name(r.outcome);
+  s.steps_completed = r.steps_completed;
+  if (r.outcome == Outcome::kHang) {
+    s.hang_step = std::to_string(r.hang.step);
+    const PlanOp& op = plan.ops[r.hang.op];
+    s.first_timeout = "rank " + std::to_string(r.hang.first_timeout_rank) + ": " + op_yaml_name(op.kind) + " '" +
+                      plan.sources[op.source].name + "' on " + group_name(r.hang.group) + " (seq " +
+                      std::to_string(r.hang.collective_seq_id) + ")";
+  }
+  auto d = diagnose::diagnose_dir(dir);
+  if (d.ok()) {
+    std::string ranks;
+    for (int c : d->culprit_ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(c);
+    s.culprit = std::string(diagnose::to_string(d->verdict)) + ", " + std::string(diagnose::to_string(d->cause)) +
+                (ranks.empty() ? "" : ", rank " + ranks);
+  }
+  auto rec = diagnose::read_record(dir);
+  if (rec.ok()) {
+    std::vector<double> steps;
+    for (const diagnose::StepRow& row : rec->steps) steps.push_back(row.duration_s);
+    if (!steps.empty()) {
+      double sum = 0;
+      for (double x : steps) sum += x;
+      s.step_mean = sum / static_cast<double>(steps.size());
+      std::sort(steps.begin(), steps.end());
+      s.step_p50 = steps[steps.size() / 2];
+    }
+    s.coll_ms = collective_medians(*rec);
+  }
+  return s;
+}
+
+std::string err_pct(double real, double sim) {
+  if (real <= 0 || sim <= 0) return "";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", (sim - real) / real * 100);
+  return buf;
+}
+
+void print_sides(const Side& a, const Side& b) {
+  auto row = [](const char* what, const std::string& x, const std::string& y, const std::string& e = "") {
+    std::printf("%-22s %-44s %-44s %s\n", what, x.c_str(), y.c_str(), e.c_str());
+  };
+  auto sec = [](double s) { char buf[32]; std::snprintf(buf, sizeof buf, "%.4f s", s); return std::string(buf); };
+  auto ms = [](double v) { char buf[32]; std::snprintf(buf, sizeof buf, "%.3f ms", v); return std::string(buf); };
+  row("", a.label, b.label, "sim vs real");
+  row("outcome", a.outcome, b.outcome);
+  row("steps completed", std::to_string(a.steps_completed), std::to_string(b.steps_completed));
+  row("hang step", a.hang_step, b.hang_step);
+  row("first timeout", a.first_timeout, b.first_timeout);
+  row("diagnose", a.culprit, b.culprit);
+  row("step time p50", sec(a.step_p50), sec(b.step_p50), err_pct(a.step_p50, b.step_p50));
+  row("step time mean", sec(a.step_mean), sec(b.step_mean), err_pct(a.step_mean, b.step_mean));
+  for (const auto& [name, real_ms] : a.coll_ms) {
+    const auto it = b.coll_ms.find(name);
+    const double sim_ms = it == b.coll_ms.end() ? 0 : it->second;
+    row(("collective " + name).c_str(), ms(real_ms) + " (p50)", sim_ms > 0 ? ms(sim_ms) + " (p50)" : "-",
+        err_pct(real_ms, sim_ms));
+  }
+}
+
+}  // namespace
+
+int do_validate(const ValidateArgs& a);
+
+void register_validate_command(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<ValidateArgs>();
+  CLI::App* cmd = app.add_subcommand("validate", "Run a scenario for real (MPI processes) and in the simulator, side by side");
+  cmd->add_option("scenario", a->scenario, "Scenario YAML file")->required();
+  cmd->add_option("--backend", a->backend, "Collective library: mpi");
+  cmd->add_option("--ranks", a->ranks, "Processes (default: the scenario's ranks; must match them)");
+  cmd->add_option("--timeout", a->timeout, "Watchdog timeout of the real and simulated runs (default 5s)");
+  cmd->add_option("--grace", a->grace, "The launcher kills the job this long after the timeout (default 5s)");
+  cmd->add_option("--out,-o", a->out, "Output folder (default runs/validate/<scenario file name>)");
+  cmd->add_option("--calibration", a->calibration, "Calibration file (default: a quick calibration is run first)");
+  cmd->add_option("--time-scale", a->time_scale, "Scenario durations times this (default 0.1)");
+  cmd->add_option("--bytes-scale", a->bytes_scale, "Scenario bytes times this (default 1/1024)");
+  cmd->add_option("--set", a->sets, "Override a scenario key: KEY=VALUE; repeatable");
+  cmd->add_option("--hostfile", a->hostfile, "mpirun hostfile (a cluster); default: every rank here");
+  cmd->callback([a, exit_code] { *exit_code = do_validate(*a); });
+}
+
+namespace {
+
+struct Prepared {
+  Plan plan;
+  validate::Scaling scaling;
+  Duration grace{};
+  std::optional<Calibration> calibration;
+};
+
+// Everything that can be bad input is checked here, before anything is written.
+Result<Prepared> prepare(const ValidateArgs& a) {
+  auto bad = [](const std::string& flag, const std::string& msg) {
+    Diagnostic d;
+    d.loc.file = flag;
+    d.message = msg;
+    return d;
+  };
+  if (a.backend != "mpi") return bad("--backend", "backend '" + a.backend + "' is not available here (expected mpi)");
+  auto scenario = load_scenario(a.scenario, a.sets);
+  if (!scenario.ok()) return scenario.errors();
+  Prepared p;
+  auto timeout = parse_duration(a.timeout), grace = parse_duration(a.grace), wait = parse_duration(a.dump_wait);
+  if (!timeout.ok() || timeout->ns <= 0) return bad("--timeout", "expected a positive duration like 5s");
+  if (!grace.ok() || grace->ns < 0) return bad("--grace", "expected a duration like 5s");
+  if (!wait.ok()) return bad("--dump-wait", "expected a duration like 1s");
+  if (!validate::parse_scale(a.time_scale, &p.scaling.time_scale)) return bad("--time-scale", "expected a number > 0 or A/B");
+  if (!validate::parse_scale(a.bytes_scale, &p.scaling.bytes_scale)) return bad("--bytes-scale", "expected a number > 0 or A/B");
+  p.scaling.timeout = *timeout;
+  p.scaling.dump_wait = *wait;
+  p.grace = std::max(*grace, *wait + Duration::seconds(1));
+  if (a.ranks != 0 && a.ranks != scenario->ranks())
+    return bad("--ranks", "the scenario has " + std::to_string(scenario->ranks()) + " ranks, not " +
+                              std::to_string(a.ranks) + " (set fleet.nodes / fleet.gpus_per_node with --set)");
+  auto plan = compile_plan(validate::scale_scenario(*scenario, p.scaling));
+  if (!plan.ok()) return plan.errors();
+  p.plan = std::move(*plan);
+  if (!a.calibration.empty()) {
+    auto c = load_calibration(a.calibration);
+    if (!c.ok()) return c.errors();
+    p.calibration = std::move(*c);
+  }
+  if (!validate::find_runner()) return bad("fleetsim-mpi-runner", "not found next to the fleetsim executable (build with MPI)");
+  return p;
+}
+
+// A quick calibration for the collectives and group sizes the scenario uses.
+Result<Calibration> quick_calibration(const Plan& plan, const std::string& out, const std::string& hostfile) {
+  validate::CalibrateSpec spec;
+  spec.ranks = plan.ranks;
+  spec.out = out;
+  spec.hostfile = hostfile;
+  spec.ops.clear();
+  int64_t max_bytes = 8;
+  for (const PlanOp& op : plan.ops) {
+    if (!is_collective(op.kind)) continue;
+    const OpKind k = op.kind == OpKind::kRecv ? OpKind::kSend : op.kind == OpKind::kBarrier ? OpKind::kAllReduce : op.kind;
+    if (std::find(spec.ops.begin(), spec.ops.end(), k) == spec.ops.end()) spec.ops.push_back(k);
+    const int n = plan.group_size(op.group);
+    if (n >= 2 && std::find(spec.group_sizes.begin(), spec.group_sizes.end(), n) == spec.group_sizes.end())
+      spec.group_sizes.push_back(n);
+    max_bytes = std::max(max_bytes, op.bytes);
+  }
+  if (spec.ops.empty()) spec.ops.push_back(OpKind::kAllReduce);
+  if (spec.group_sizes.empty()) spec.group_sizes.push_back(std::min(plan.ranks, 2));
+  spec.min_bytes = 4;
+  spec.max_bytes = max_bytes * 4;
+  spec.factor = 4;
+  spec.iters = 20;
+  spec.budget_s = 0.1;
+  auto r = validate::run_calibration(spec);
+  if (!r.ok()) return r.errors();
+  return r->calibration;
+}
+
+}  // namespace
+
+int do_validate(const ValidateArgs& a) {
+  auto prep = prepare(a);
+  if (!prep.ok()) return fail(prep.errors());
+  const Plan& plan = prep->plan;
+  const std::string out = a.out.empty() ? "runs/validate/" + fs::path(a.scenario).stem().string() : a.out;
+  const std::string tmp = out + ".tmp-" + std::to_string(::getpid());
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  fs::create_directories(tmp + "/real/fr", ec);
+  fs::create_directories(tmp + "/real/" + std::string(validate::kPartsDir), ec);
+  if (ec) return fail("error: cannot create " + tmp + ": " + ec.message());
+  auto cleanup = [&](int rc) { fs::remove_all(tmp, ec); return rc; };
+  Calibration calib;
+  if (prep->calibration) {
+    calib = *prep->calibration;
+  } else {
+    std::printf("calibrate  quick sweep of the scenario's collectives (%d ranks) ...\n", plan.ranks);
+    std::fflush(stdout);
+    auto c = quick_calibration(plan, tmp + "/calibration.yaml", a.hostfile);
+    if (!c.ok()) { for (const auto& d : c.errors()) std::fprintf(stderr, "%s\n", d.to_string().c_str()); return cleanup(1); }
+    calib = *c;
+  }
+  const validate::Scaling& k = prep->scaling;
+  validate::LaunchSpec ls;
+  ls.runner = *validate::find_runner();
+  ls.ranks = plan.ranks;
+  ls.hostfile = a.hostfile;
+  ls.log_file = tmp + "/mpirun.log";
+  ls.watch_dir = tmp + "/real/" + std::string(validate::kPartsDir);
+  ls.watch_suffix = ".tsv";
+  ls.idle_limit_s = (k.timeout + prep->grace).to_seconds();
+  ls.args = {"run", fs::absolute(a.scenario).string(), "--work", tmp + "/real", "--time-scale", a.time_scale,
+             "--bytes-scale", a.bytes_scale, "--timeout-ms", std::to_string(k.timeout.ns / 1'000'000),
+             "--dump-wait-ms", std::to_string(k.dump_wait.ns / 1'000'000), "--telemetry-ms",
+             std::to_string(k.telemetry_period.ns / 1'000'000)};
+  for (const std::string& s : a.sets) ls.args.insert(ls.args.end(), {"--set", s});
+  if (plan.ranks > static_cast<int>(std::thread::hardware_concurrency())) ls.args.push_back("--yield");
+  std::printf("real       %d MPI processes: time x%g, bytes x%g, watchdog %s, grace %s ...\n", plan.ranks,
+              k.time_scale, k.bytes_scale, a.timeout.c_str(), format_seconds(prep->grace.ns).c_str());
+  std::fflush(stdout);
+  const auto lr = validate::launch(ls);
+  if (!lr) return cleanup(fail("error: cannot start mpirun"));
+  validate::LaunchInfo info{lr->exit_code, lr->killed, lr->wall_s, k.time_scale, k.bytes_scale, lr->command};
+  auto real = validate::merge_parts(plan, tmp + "/real", info);
+  if (!real.ok()) return cleanup(fail(real.errors()));
+  const auto model = make_calibrated_model(calib, plan.scenario.fleet);
+  auto outputs = select_outputs(plan, std::nullopt);
+  auto sim = simulate_to_record(plan, *model, tmp + "/sim", *outputs);
+  if (!sim.ok()) return cleanup(fail(sim.errors()));
+  fs::remove_all(out, ec);
+  fs::create_directories(fs::path(out).parent_path().empty() ? "." : fs::path(out).parent_path(), ec);
+  fs::rename(tmp, out, ec);
+  if (ec) return cleanup(fail("error: cannot move the finished run into " + out + ": " + ec.message()));
+  const Side r = read_side("real (mpi, " + std::to_string(plan.ranks) + " processes)", plan, real->result, out + "/real");
+  const Side s = read_side(std::string("simulated (") + model->name() + ")", plan, sim->result, out + "/sim");
+  std::printf("scenario   %s: %d ranks (tp %d x dp %d x pp %d), mpirun exit %d%s, %.1f s wall\n",
+              plan.scenario.name.c_str(), plan.ranks, plan.tp, plan.dp, plan.pp, lr->exit_code,
+              lr->killed ? " (killed by the launcher's deadline)" : "", lr->wall_s);
+  print_sides(r, s);
+  std::printf("outputs    %s/ (real/ sim/ mpirun.log%s)\n", out.c_str(), prep->calibration ? "" : " calibration.yaml calibration.csv");
+  return 0;
+}
+
+}  // namespace fleetsim::cli

@@ -1,0 +1,67 @@
+// Internal to the drill: the hidden incident (its Plan, run result, RunRecord and
+// the per-rank state a live tool would see when the page fires), the evidence
+// renderers the commands call, and the incident clock's costs.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fleetsim/engine.h"
+#include "fleetsim/plan.h"
+#include "sim/diagnose/diagnose.h"
+#include "sim/diagnose/record.h"
+
+namespace fleetsim::drill {
+
+// One rank as live tools see it when the job stopped progressing (or at the end).
+struct RankView {
+  bool absent = false;    // never started
+  bool crashed = false;   // its process died
+  bool stalled = false;   // its CPU entered `stall_where` and never returned
+  std::string stall_where;
+  int64_t stall_step = 0;
+  int stall_op = -1;                                   // into Plan::ops when the stall is inside an op
+  GpuState gpu = GpuState::kIdle;
+  std::array<uint32_t, kGroupKinds> launched{};        // collectives issued per group kind
+  std::array<std::vector<WorkRecord>, kGroupKinds> recent;  // the last two issued per group kind
+  std::vector<WorkRecord> pending;                     // issued, not completed, oldest first
+  int64_t steps_done = 0;
+};
+
+struct Incident {
+  std::string file;
+  std::string job_name;   // neutral: does not reveal the scenario
+  Plan plan;
+  RunResult result;
+  diagnose::Record record;
+  diagnose::Diagnosis diagnosis;
+  std::vector<RankView> ranks;
+  double page_s = 0;      // job time when the page fires
+  double fault_s = 0;     // job time when the job stopped progressing (or slowed)
+};
+
+// Simulates `file` into `work_dir` and reads it back. The files stay there until
+// the caller removes the folder.
+Result<Incident> build_incident(const std::string& file, const std::string& work_dir);
+
+// Evidence. Each returns the text a real tool would print.
+std::string render_page(const Incident& inc);
+std::string render_nvidia_smi(const Incident& inc, int node);  // node < 0: every node
+std::string render_logs(const Incident& inc, int rank);        // rank < 0: the whole job.log tail
+std::string render_steps(const Incident& inc);
+std::string render_py_spy(const Incident& inc, int rank);      // rank < 0: every rank, coalesced
+std::string render_fr_dump(const Incident& inc);
+std::string render_ncclras(const Incident& inc, int query);    // query: 1 for the first call
+std::string render_nccl_debug(const Incident& inc);
+std::string render_bisect(const Incident& inc);
+std::string render_nccl_tests(const Incident& inc, int node);
+
+// Incident-clock costs in minutes (docs/drill.md says where each comes from).
+int rerun_minutes(const Incident& inc);  // restart plus the time to reach the fault again
+
+std::string py_spy_stack(const Incident& inc, int rank);      // one rank, no process header
+std::string rank_list(const std::vector<int>& ranks);  // "0-3, 5"
+
+}  // namespace fleetsim::drill

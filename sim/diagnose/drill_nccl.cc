@@ -1,0 +1,245 @@
+// The drill's communication-side evidence: a flight-recorder dump summary per rank,
+// ncclras status (collective operation counts per communicator), NCCL_DEBUG=INFO
+// COLL lines from a rerun, halving the job, and nccl-tests on one node.
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+
+#include "fleetsim/cost_model.h"
+#include "sim/diagnose/drill_incident.h"
+
+namespace fleetsim::drill {
+namespace {
+
+std::string entry_text(const diagnose::FrEntry& e) {
+  return "seq " + std::to_string(e.collective_seq_id) + " " + e.profiling_name + " in " + e.input_sizes + " " +
+         e.input_dtypes + " " + e.state + (e.op_name.empty() ? "" : " (" + e.op_name + ")");
+}
+
+int ncclras_dtype(DType t) {
+  switch (t) {
+    case DType::kByte: return 1;
+    case DType::kInt: return 2;
+    case DType::kLong: return 4;
+    case DType::kHalf: return 6;
+    case DType::kFloat: return 7;
+    case DType::kDouble: return 8;
+    case DType::kBFloat16: return 9;
+    case DType::kFloat8: return 10;
+  }
+  return 7;
+}
+
+const char* coll_name(OpKind k) {
+  switch (k) {
+    case OpKind::kAllGather: return "AllGather";
+    case OpKind::kReduceScatter: return "ReduceScatter";
+    case OpKind::kBroadcast: return "Broadcast";
+    case OpKind::kReduce: return "Reduce";
+    case OpKind::kSend: return "Send";
+    case OpKind::kRecv: return "Recv";
+    default: return "AllReduce";
+  }
+}
+
+bool present(const RankView& v) { return !v.absent && !v.crashed; }
+
+std::vector<GroupKind> kinds(const Plan& plan) {
+  std::vector<GroupKind> out;
+  for (GroupKind g : {GroupKind::kWorld, GroupKind::kTp, GroupKind::kDp, GroupKind::kPp}) {
+    if (plan.group_exists(g)) out.push_back(g);
+  }
+  return out;
+}
+
+std::vector<int> members(const Plan& plan, GroupKind g, int inst) {
+  std::vector<int> out;
+  for (int i = 0; i < plan.group_size(g); ++i) out.push_back(plan.group_member(g, inst, i));
+  return out;
+}
+
+}  // namespace
+
+std::string render_fr_dump(const Incident& inc) {
+  const auto& dumps = inc.record.dumps;
+  std::string out = "$ echo 1 > $TORCH_NCCL_DEBUG_INFO_PIPE_FILE<rank>.pipe on every rank; collected " +
+                    std::to_string(dumps.size()) + " of " + std::to_string(inc.plan.ranks) + " dumps\n";
+  std::vector<int> missing;
+  for (int r = 0; r < inc.plan.ranks; ++r) {
+    if (!dumps.count(r)) missing.push_back(r);
+  }
+  if (!missing.empty()) out += "no dump from rank " + rank_list(missing) + "\n";
+  // Per rank: each group's pg_status and its newest entry; identical rows coalesce.
+  std::map<std::string, std::vector<int>> rows;
+  std::vector<std::string> order;
+  for (const auto& [rank, d] : dumps) {
+    std::string row;
+    for (const auto& [pg, st] : d.status) {
+      const diagnose::FrEntry* last = nullptr;
+      for (const auto& e : d.entries) {
+        if (e.pg_name == pg && !e.is_p2p) last = &e;
+      }
+      const auto g = d.groups.find(pg);
+      row += "  pg " + pg + " (" + (g == d.groups.end() ? "?" : g->second.desc) + "): enqueued " +
+             std::to_string(st.last_enqueued) + ", completed " + std::to_string(st.last_completed) +
+             (last ? "; newest: " + entry_text(*last) : "") + "\n";
+    }
+    if (!rows.count(row)) order.push_back(row);
+    rows[row].push_back(rank);
+  }
+  for (const std::string& row : order) out += "rank " + rank_list(rows[row]) + ":\n" + row;
+  return out;
+}
+
+std::string render_ncclras(const Incident& inc, int query) {
+  const Plan& plan = inc.plan;
+  const int nodes = plan.scenario.fleet.nodes;
+  const int gpn = plan.scenario.fleet.gpus_per_node;
+  char buf[512];
+  std::string out = "Job summary\n===========\n\n  Nodes  Processes         GPUs  Processes     GPUs\n"
+                    "(total)   per node  per process    (total)  (total)\n";
+  std::snprintf(buf, sizeof buf, "%7d  %9d  %11d  %9d  %7d\n\n", nodes, gpn, 1, plan.ranks, plan.ranks);
+  out += buf;
+  std::string table, errors;
+  int comms = 0;
+  for (GroupKind g : kinds(plan)) {
+    bool mismatch = false, incomplete = false;
+    for (int inst = 0; inst < plan.group_count(g); ++inst) {
+      std::map<uint32_t, std::vector<int>> by_count;
+      std::vector<int> gone;
+      for (int r : members(plan, g, inst)) {
+        const RankView& v = inc.ranks[static_cast<size_t>(r)];
+        if (present(v)) by_count[v.launched[static_cast<size_t>(g)]].push_back(r);
+        else gone.push_back(r);
+      }
+      const std::string head = "Group " + std::to_string(static_cast<int>(g)) + " (" + group_name(g) +
+                               "), communicator " + std::to_string(inst) + " (ranks " + rank_list(members(plan, g, inst)) + ")\n";
+      if (!gone.empty()) {
+        incomplete = true;
+        const bool dead = inc.ranks[static_cast<size_t>(gone[0])].crashed;
+        errors += head + (dead ? "  DEAD: ranks considered dead (unreachable for more than 60 s): "
+                               : "  INCOMPLETE: the communicator never completed initialization; missing rank(s): ") +
+                  rank_list(gone) + "\n";
+      }
+      if (by_count.size() > 1) {
+        mismatch = true;
+        errors += head + "  Communicator ranks have different collective operation counts\n";
+        for (auto it = by_count.rbegin(); it != by_count.rend(); ++it) {
+          errors += "    " + std::to_string(it->second.size()) + (it->second.size() == 1 ? " rank has" : " ranks have") +
+                    " launched up to operation " + std::to_string(it->first) +
+                    (it->second.size() * 4 <= static_cast<size_t>(plan.group_size(g)) ? ": rank " + rank_list(it->second) : "") + "\n";
+        }
+      }
+      ++comms;
+    }
+    std::snprintf(buf, sizeof buf, "%5d  %8d  %8d  %8d  %8d  %8d  %8s  %s\n", static_cast<int>(g), plan.group_count(g),
+                  plan.group_shape(g, 0).nodes, plan.group_shape(g, 0).ranks_per_node, plan.group_size(g), plan.ranks,
+                  incomplete ? "INIT" : "RUNNING", mismatch ? "MISMATCH" : (incomplete ? "INCOMPLETE" : "OK"));
+    table += buf;
+  }
+  out += "Communicators... (" + std::to_string(comms) + " total)\n=============\n\n"
+         "Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors\n"
+         "    #  in group  per comm  per node  per comm  in group\n" + table;
+  out += "\nErrors\n======\n\n" + (errors.empty() ? "(none)\n" : errors);
+  if (query > 1 && inc.result.outcome != Outcome::kCompleted) {
+    out += "\n(the same counts as your previous query: the gap does not move, so the communicator is stuck, not skewed)\n";
+  }
+  return out;
+}
+
+std::string render_nccl_debug(const Incident& inc) {
+  const Plan& plan = inc.plan;
+  const int gpn = plan.scenario.fleet.gpus_per_node;
+  std::string out = "rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL; the last COLL line of each rank per communicator\n"
+                    "(communicators whose members agree are shown once):\n";
+  char buf[400];
+  for (GroupKind g : kinds(plan)) {
+    for (int inst = 0; inst < plan.group_count(g); ++inst) {
+      std::map<std::string, std::vector<int>> by_line;
+      std::vector<std::string> order;
+      for (int r : members(plan, g, inst)) {
+        const RankView& v = inc.ranks[static_cast<size_t>(r)];
+        const auto& recent = v.recent[static_cast<size_t>(g)];
+        std::string key = "(no COLL line)";
+        if (!recent.empty()) {
+          const WorkRecord& w = recent.back();
+          std::snprintf(buf, sizeof buf, "%s: opCount %x sendbuff 0x7f2a40000000 recvbuff 0x7f2a40000000 count %" PRId64
+                        " datatype %d op 0 root 0 comm 0x55d0c8e%02x [nranks=%d]",
+                        coll_name(plan.ops[w.op].kind), v.launched[static_cast<size_t>(g)] - 1,
+                        w.bytes / dtype_bytes(w.dtype), ncclras_dtype(w.dtype), static_cast<int>(g) * 16 + inst % 16,
+                        plan.group_size(g));
+          key = buf;
+        }
+        if (!by_line.count(key)) order.push_back(key);
+        by_line[key].push_back(r);
+      }
+      if (order.size() == 1 && inst > 0) continue;
+      out += "comm " + std::string(group_name(g)) + "#" + std::to_string(inst) + ":\n";
+      for (const std::string& key : order) {
+        const int r = by_line[key][0];
+        out += "  node" + std::to_string(r / gpn) + ":" + std::to_string(1000 + r) + ":" + std::to_string(1100 + r) +
+               " [" + std::to_string(r % gpn) + "] NCCL INFO " + key + "   <- rank " + rank_list(by_line[key]) + "\n";
+      }
+    }
+  }
+  return out;
+}
+
+std::string render_bisect(const Incident& inc) {
+  const Plan& plan = inc.plan;
+  const int nodes = plan.scenario.fleet.nodes;
+  const int gpn = plan.scenario.fleet.gpus_per_node;
+  if (nodes < 2) return "bisect: the job runs on one node; nothing to halve\n";
+  // A rank-bound fault (a slow GPU, a stuck or dead process, a node that never
+  // started) follows its node; a program bug (a desync or a mismatch) follows the
+  // code and reproduces in either half.
+  std::vector<int> bound;
+  for (const Fault& f : plan.scenario.faults) {
+    if (f.kind == FaultKind::kStraggler || f.kind == FaultKind::kCrash || f.kind == FaultKind::kStall ||
+        f.kind == FaultKind::kAbsent) {
+      for (int r : f.ranks) bound.push_back(r / gpn);
+    }
+  }
+  const int half = nodes / 2;
+  std::string symptom = inc.result.outcome == Outcome::kCompleted ? "slow (step time up)" :
+                        inc.result.outcome == Outcome::kCrash ? "a worker dies" : "hangs";
+  std::string out = "rerun as two half jobs: nodes 0-" + std::to_string(half - 1) + " and nodes " +
+                    std::to_string(half) + "-" + std::to_string(nodes - 1) + " (dp halved, same program):\n";
+  for (int h = 0; h < 2; ++h) {
+    const int lo = h == 0 ? 0 : half;
+    const int hi = h == 0 ? half : nodes;
+    bool repro = bound.empty();
+    for (int n : bound) repro |= n >= lo && n < hi;
+    out += "  nodes " + std::to_string(lo) + "-" + std::to_string(hi - 1) + ": " + (repro ? symptom : std::string("runs clean")) + "\n";
+  }
+  out += bound.empty() ? "both halves reproduce: the fault follows the program, not the hardware\n"
+                       : "only one half reproduces: the fault follows the hardware in that half; halve it again\n";
+  return out;
+}
+
+std::string render_nccl_tests(const Incident& inc, int node) {
+  const Plan& plan = inc.plan;
+  if (node < 0 || node >= plan.scenario.fleet.nodes) return "nccl-tests: no such node\n";
+  const int gpn = plan.scenario.fleet.gpus_per_node;
+  const auto cost = make_alpha_beta_model(plan.scenario.fleet);
+  std::string out = "node" + std::to_string(node) + ": $ all_reduce_perf -b 8M -e 1G -f 4 -g " + std::to_string(gpn) +
+                    "\n#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+                    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n";
+  double sum = 0;
+  int n = 0;
+  char buf[200];
+  for (int64_t bytes = 8 << 20; bytes <= (1ll << 30); bytes *= 4) {
+    const double us = static_cast<double>(cost->collective_time(OpKind::kAllReduce, bytes, GroupShape{gpn, 1, gpn}).ns) / 1e3;
+    const double algbw = static_cast<double>(bytes) / (us * 1e3);
+    const double busbw = algbw * 2.0 * (gpn - 1) / gpn;
+    std::snprintf(buf, sizeof buf, "%12" PRId64 "  %12" PRId64 "     float     sum      -1  %7.1f  %6.2f  %6.2f      0\n",
+                  bytes, bytes / 4, us, algbw, busbw);
+    out += buf;
+    sum += busbw;
+    ++n;
+  }
+  std::snprintf(buf, sizeof buf, "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : %.2f\n", sum / n);
+  return out + buf + "(in line with the fleet's other nodes: NVLink on this node is healthy)\n";
+}
+
+}  // namespace fleetsim::drill

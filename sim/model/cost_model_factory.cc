@@ -1,0 +1,36 @@
+// The cost-model choice. Options were validated by the loader; a failure here
+// is still reported as a diagnostic at the scenario rather than a crash.
+#include "sim/model/cost_model_factory.h"
+
+#include <filesystem>
+
+#include "sim/model/calibration.h"
+#include "sim/model/nccl_model.h"
+
+namespace fleetsim {
+
+Result<std::unique_ptr<CostModel>> make_cost_model(const Plan& plan) {
+  const Job& job = plan.scenario.job;
+  if (!plan.scenario.calibration.empty()) {  // a fitted model from `fleetsim calibrate` wins
+    std::filesystem::path path(plan.scenario.calibration);
+    if (path.is_relative() && !plan.scenario.file.empty())
+      path = std::filesystem::path(plan.scenario.file).parent_path() / path;
+    auto c = load_calibration(path.string());
+    if (!c.ok()) return c.errors();
+    return make_calibrated_model(*c, plan.scenario.fleet);
+  }
+  if (job.collective_model == "alpha-beta") return make_alpha_beta_model(plan.scenario.fleet);
+  NcclOptions options;
+  options.version = job.nccl_version;
+  options.algo = job.nccl_algo;
+  options.proto = job.nccl_proto;
+  auto model = nccl::Model::create(fabric_from_fleet(plan.scenario.fleet), options);
+  if (!model.ok()) {
+    Diagnostic d = model.errors().front();
+    d.loc.file = plan.scenario.file;
+    return d;
+  }
+  return make_nccl_model(fabric_from_fleet(plan.scenario.fleet), options);
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,270 @@
+// The lockstep executor. Why it matches the event executor on eligible plans:
+// compute and collective enqueues take no CPU time, so a rank's CPU is never
+// behind its GPU and the GPU never idles for lack of work; a GPU then runs its
+// ops back to back, and a collective completes at max(member arrivals) + cost
+// whatever order the events would have popped in. Steps end when the GPU
+// finishes the step's last op. The watchdog check below bounds, per step, the
+// time any collective could have spent since its CPU enqueue.
+#include "sim/model/lockstep_sim.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "sim/observe/step_table.h"
+
+namespace fleetsim {
+
+const char* executor_name(ExecutorKind k) { return k == ExecutorKind::kLockstep ? "lockstep" : "event"; }
+
+namespace {
+
+std::string where(const Plan& plan, uint32_t op_index) {
+  const OpSource& s = plan.sources[plan.ops[op_index].source];
+  return "op '" + s.name + "' (" + op_yaml_name(plan.ops[op_index].kind) + ") at " + s.loc.file + ":" +
+         std::to_string(s.loc.line) + ":" + std::to_string(s.loc.col);
+}
+
+bool rank_dependent(const Expr& e) {
+  for (size_t v = 0; v < static_cast<size_t>(Var::kCount); ++v) {
+    const auto var = static_cast<Var>(v);
+    if (var != Var::kStep && var != Var::kWorldSize && e.uses(var)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Eligibility lockstep_eligible(const Plan& plan) {
+  Eligibility e;
+  for (const Instr& in : plan.program) {
+    if (in.kind == InstrKind::kBranch && rank_dependent(plan.exprs[in.index])) {
+      e.why = "`when: " + plan.exprs[in.index].text() + "` depends on the rank";
+      return e;
+    }
+    if (in.kind != InstrKind::kOp) continue;
+    const OpKind k = plan.ops[in.index].kind;
+    const bool ok = k == OpKind::kCompute || k == OpKind::kSync ||
+                    (is_collective(k) && k != OpKind::kSend && k != OpKind::kRecv);
+    if (!ok) {
+      e.why = where(plan, in.index) + " needs the event executor";
+      return e;
+    }
+  }
+  if (!plan.step_faults.empty() || !plan.op_faults.empty() || !plan.absent_ranks.empty()) {
+    e.why = "stall, crash, skip, mismatch and absent faults need the event executor";
+    return e;
+  }
+  e.ok = true;
+  return e;
+}
+
+LockstepSim::LockstepSim(const Plan& plan, const CostModel& cost, const std::vector<Observer*>& observers,
+                         StragglerStats* stats)
+    : plan_(plan), cost_(cost), obs_(observers), stats_(stats), compute_time_(plan), n_(plan.ranks) {
+  clock_.assign(static_cast<size_t>(n_), 0);
+  groups_.resize(kGroupKinds);
+  for (int gi = 0; gi < kGroupKinds; ++gi) {
+    const auto g = static_cast<GroupKind>(gi);
+    if (!plan.group_exists(g)) continue;
+    GroupLayout& L = groups_[static_cast<size_t>(gi)];
+    L.count = plan.group_count(g);
+    L.size = plan.group_size(g);
+    L.stride = g == GroupKind::kDp ? plan.tp : g == GroupKind::kPp ? plan.tp * plan.dp : 1;
+  }
+  // Shape classes: instances with equal shapes share one cost per op. Only the
+  // groups collectives use are classified (a tp of 1 has a group per rank).
+  bool used[kGroupKinds] = {};
+  for (const PlanOp& op : plan.ops)
+    if (is_collective(op.kind)) used[static_cast<size_t>(op.group)] = true;
+  std::vector<std::vector<GroupShape>> shapes(kGroupKinds);
+  for (int gi = 0; gi < kGroupKinds; ++gi) {
+    GroupLayout& L = groups_[static_cast<size_t>(gi)];
+    if (!used[gi]) continue;
+    L.shape_class.resize(static_cast<size_t>(L.count));
+    auto& cls = shapes[static_cast<size_t>(gi)];
+    for (int i = 0; i < L.count; ++i) {
+      const GroupShape s = plan.group_shape(static_cast<GroupKind>(gi), i);
+      size_t c = 0;
+      while (c < cls.size() && !(cls[c].ranks == s.ranks && cls[c].nodes == s.nodes &&
+                                 cls[c].ranks_per_node == s.ranks_per_node)) ++c;
+      if (c == cls.size()) cls.push_back(s);
+      FLEETSIM_CHECK(c < 65536);
+      L.shape_class[static_cast<size_t>(i)] = static_cast<uint16_t>(c);
+    }
+  }
+  op_cost_.resize(plan.ops.size());
+  for (size_t o = 0; o < plan.ops.size(); ++o) {
+    const PlanOp& op = plan.ops[o];
+    if (!is_collective(op.kind) || op.kind == OpKind::kSend || op.kind == OpKind::kRecv) continue;
+    for (const GroupShape& s : shapes[static_cast<size_t>(op.group)])
+      op_cost_[o].push_back(cost.collective_time(op.kind, op.bytes, s).ns);
+  }
+  const int qcap = std::max(plan.scenario.job.launch_queue, 1) + 1;
+  min_end_.assign(static_cast<size_t>(qcap + 1), 0);
+  if (plan.scenario.job.watchdog) timeout_ns_ = plan.scenario.job.watchdog->ns;
+}
+
+int LockstepSim::first_member(GroupKind g, int instance) const {
+  switch (g) {
+    case GroupKind::kWorld: return 0;
+    case GroupKind::kTp: return instance * plan_.tp;
+    case GroupKind::kDp: return (instance / plan_.tp) * plan_.tp * plan_.dp + instance % plan_.tp;
+    case GroupKind::kPp: return instance;
+  }
+  return 0;
+}
+
+void LockstepSim::compute(int64_t step, uint32_t op) {
+  compute_time_.add_all(step, op, clock_.data(), stats_ ? stats_->compute_data() : nullptr);
+}
+
+void LockstepSim::collective(int64_t, uint32_t op) {
+  const GroupKind g = plan_.ops[op].group;
+  const GroupLayout& L = groups_[static_cast<size_t>(g)];
+  const int64_t* cost = op_cost_[op].data();
+  int64_t* clock = clock_.data();
+  for (int inst = 0; inst < L.count; ++inst) {
+    const int base = first_member(g, inst);
+    const int end = base + L.size * L.stride;
+    int64_t m = 0;
+    for (int r = base; r < end; r += L.stride) m = std::max(m, clock[r]);
+    const int64_t done = m + cost[L.shape_class[static_cast<size_t>(inst)]];
+    if (stats_)
+      for (int r = base; r < end; r += L.stride) stats_->add_wait(r, m - clock[r]);
+    for (int r = base; r < end; r += L.stride) clock[r] = done;
+  }
+}
+
+// Reports the step to observers; false if a collective of this step could
+// have been timed out by the watchdog (its CPU enqueue is no earlier than the
+// rank's end of the step launch_queue + 2 GPU-busy steps back).
+bool LockstepSim::end_step(int64_t step) {
+  int64_t lo = INT64_MAX, hi = 0;
+  for (int r = 0; r < n_; ++r) {
+    const int64_t t = clock_[static_cast<size_t>(r)];
+    lo = std::min(lo, t);
+    hi = std::max(hi, t);
+    if (stats_) stats_->end_step(r, step);
+    for (Observer* o : obs_) o->on_step_end(r, step, SimTime{t});
+  }
+  const size_t k = min_end_.size();
+  const int64_t oldest = min_end_[static_cast<size_t>(step) % k];  // end of step - k (0 before step 1)
+  if (timeout_ns_ >= 0 && hi - oldest >= timeout_ns_) return false;
+  min_end_[static_cast<size_t>(step) % k] = lo;
+  max_end_ = hi;
+  return true;
+}
+
+bool LockstepSim::run(RunResult* out) {
+  const int64_t steps = plan_.scenario.job.steps;
+  for (int64_t s = 1; s <= steps; ++s) {
+    const VarValues vars = plan_.vars(0, s);
+    bool busy = false;
+    for (uint32_t pc = 0; pc < plan_.program.size();) {
+      const Instr& in = plan_.program[pc];
+      if (in.kind == InstrKind::kJump) { pc = in.target; continue; }
+      if (in.kind == InstrKind::kBranch) {
+        int64_t v = 0;
+        if (!plan_.exprs[in.index].eval(vars, &v)) return false;  // FleetSim reports the error
+        pc = v != 0 ? pc + 1 : in.target;
+        continue;
+      }
+      const OpKind k = plan_.ops[in.index].kind;
+      if (k == OpKind::kCompute) { compute(s, in.index); busy = true; }
+      else if (k != OpKind::kSync) { collective(s, in.index); busy = true; }
+      ++pc;
+    }
+    if (!busy) {
+      // A step without GPU work ends where the GPU already is; the watchdog
+      // ring only advances on steps that queue work, so skip its update.
+      for (int r = 0; r < n_; ++r) {
+        if (stats_) stats_->end_step(r, s);
+        for (Observer* o : obs_) o->on_step_end(r, s, SimTime{clock_[static_cast<size_t>(r)]});
+      }
+      continue;
+    }
+    if (!end_step(s)) return false;
+  }
+  RunResult r;
+  r.outcome = Outcome::kCompleted;
+  r.end = SimTime{max_end_};
+  r.steps_completed = steps;
+  r.events = 0;
+  for (Observer* o : obs_) o->on_end(r.end, r.outcome);
+  *out = r;
+  return true;
+}
+
+double LockstepSim::bytes_per_rank() const {
+  size_t b = clock_.capacity() * sizeof(int64_t) + static_cast<size_t>(n_) * ComputeTime::kBytesPerRank;
+  for (const GroupLayout& L : groups_) b += L.shape_class.capacity() * sizeof(uint16_t);
+  if (stats_) b += static_cast<size_t>(n_) * StragglerStats::kBytesPerRank;
+  return static_cast<double>(b) / n_;
+}
+
+}  // namespace fleetsim
+
+namespace fleetsim {
+
+namespace {
+
+// True if every instance of every group the plan's collectives use has the same shape.
+bool uniform_groups(const Plan& plan) {
+  bool used[kGroupKinds] = {};
+  for (const PlanOp& op : plan.ops)
+    if (is_collective(op.kind)) used[static_cast<size_t>(op.group)] = true;
+  for (int gi = 0; gi < kGroupKinds; ++gi) {
+    const auto g = static_cast<GroupKind>(gi);
+    if (!used[gi] || !plan.group_exists(g)) continue;
+    const GroupShape s0 = plan.group_shape(g, 0);
+    for (int i = 1; i < plan.group_count(g); ++i) {
+      const GroupShape s = plan.group_shape(g, i);
+      if (s.ranks != s0.ranks || s.nodes != s0.nodes || s.ranks_per_node != s0.ranks_per_node) return false;
+    }
+  }
+  return true;
+}
+
+// One representative rank of a jitter-free, fault-free, uniform plan.
+Baseline analytic_baseline(const Plan& p, const CostModel& cost) {
+  int64_t clock = 0;
+  for (int64_t s = 1; s <= p.scenario.job.steps; ++s) {
+    const VarValues vars = p.vars(0, s);
+    for (uint32_t pc = 0; pc < p.program.size();) {
+      const Instr& in = p.program[pc];
+      if (in.kind == InstrKind::kJump) { pc = in.target; continue; }
+      if (in.kind == InstrKind::kBranch) {
+        int64_t v = 0;
+        if (!p.exprs[in.index].eval(vars, &v)) v = 0;
+        pc = v != 0 ? pc + 1 : in.target;
+        continue;
+      }
+      const PlanOp& op = p.ops[in.index];
+      if (op.kind == OpKind::kCompute) clock += op.time.ns;
+      else if (op.kind != OpKind::kSync) clock += cost.collective_time(op.kind, op.bytes, p.group_shape(op.group, 0)).ns;
+      ++pc;
+    }
+  }
+  return {static_cast<double>(clock) / static_cast<double>(p.scenario.job.steps), "analytic"};
+}
+
+}  // namespace
+
+Baseline baseline_step(const Plan& plan, const CostModel& cost) {
+  const Plan p = jitter_free(plan);
+  if (lockstep_eligible(p).ok && uniform_groups(p)) return analytic_baseline(p, cost);
+  std::unique_ptr<StepTable> table;
+  const Executed ex = execute_plan(p, cost, true, [&](ExecutorKind, StragglerStats**) {
+    table = std::make_unique<StepTable>(p, nullptr);
+    return std::vector<Observer*>{table.get()};
+  });
+  const std::vector<int64_t>& d = table->durations_ns();
+  long double sum = 0;
+  for (int64_t x : d) sum += static_cast<long double>(x);
+  Baseline b;
+  b.mean_step_ns = d.empty() ? 0.0 : static_cast<double>(sum / static_cast<long double>(d.size()));
+  b.how = ex.executor == ExecutorKind::kLockstep ? "lockstep" : "event";
+  return b;
+}
+
+}  // namespace fleetsim

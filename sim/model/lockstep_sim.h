@@ -1,0 +1,119 @@
+// The lockstep executor: for plans where nothing can interact between
+// collectives, it advances every rank's clock op by op without events. A
+// compute op adds the rank's sampled duration; a collective completes on every
+// member at max(arrivals over its group instance) + its cost. Per-rank state is
+// stored by field and sized once; the loop does not allocate. On eligible plans
+// it produces the same steps, step times (to the nanosecond) and outcome as the
+// event executor (FleetSim), but feeds observers only on_step_end and on_end.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fleetsim/engine.h"
+#include "sim/model/compute_time.h"
+#include "sim/observe/straggler_stats.h"
+
+namespace fleetsim {
+
+// Whether `plan` can run in lockstep, and if not, the first reason why not.
+// Eligible: every op is compute, sync, or a collective on world/tp/dp/pp
+// (allreduce, allgather, reducescatter, broadcast, reduce, alltoall, barrier);
+// every `when` reads only `step` and `world_size` (so all ranks run the same
+// ops); the only faults are compute-time ones (straggler, intermittent, pause,
+// throttle). Not eligible: cpu, log, store_barrier, send/recv, rank-dependent
+// `when`, stall, crash, skip, mismatch, absent. At run time the executor also
+// gives up (and the caller falls back) if a collective could have waited past
+// the watchdog's timeout or a `when` divides by zero.
+struct Eligibility {
+  bool ok = false;
+  std::string why;  // when !ok: e.g. "op 'log' (log) at scenario.yaml:12:5"
+};
+Eligibility lockstep_eligible(const Plan& plan);
+
+class LockstepSim {
+ public:
+  // REQUIRES: lockstep_eligible(plan).ok; plan, cost, observers and stats
+  // (may be null) outlive the object.
+  LockstepSim(const Plan& plan, const CostModel& cost, const std::vector<Observer*>& observers,
+              StragglerStats* stats);
+
+  // Runs to the end. Returns false (observers may have seen some steps) if the
+  // run left the lockstep's domain; the caller must rerun with FleetSim.
+  bool run(RunResult* out);
+
+  // Bytes this executor reserved per rank (its own vectors and ComputeTime's).
+  double bytes_per_rank() const;
+
+ private:
+  struct GroupLayout {
+    int count = 0, size = 0, stride = 1;
+    std::vector<uint16_t> shape_class;  // per instance
+  };
+  int first_member(GroupKind g, int instance) const;
+  void compute(int64_t step, uint32_t op);
+  void collective(int64_t step, uint32_t op);
+  bool end_step(int64_t step);
+
+  const Plan& plan_;
+  const CostModel& cost_;
+  std::vector<Observer*> obs_;
+  StragglerStats* stats_;
+  ComputeTime compute_time_;
+  int n_ = 0;
+  std::vector<int64_t> clock_;                   // per rank: when its GPU is free
+  std::vector<GroupLayout> groups_;              // per GroupKind
+  std::vector<std::vector<int64_t>> op_cost_;    // per plan op: cost per shape class
+  std::vector<int64_t> min_end_;                 // ring: lowest rank end of recent steps
+  int64_t max_end_ = 0;
+  int64_t timeout_ns_ = -1;
+};
+
+// Which executor ran a plan.
+enum class ExecutorKind : uint8_t { kEvent, kLockstep };
+const char* executor_name(ExecutorKind k);  // "event", "lockstep"
+
+// Runs `plan` with the lockstep executor when `allow_lockstep` and the plan is
+// eligible, else (or if the lockstep run leaves its domain) with FleetSim.
+// `make_observers(kind)` is called before each attempt and must return fresh
+// observers (a fallback discards what the first attempt fed); `stats` may be
+// null and is cleared by make_observers' owner as well.
+struct Executed {
+  RunResult result;
+  ExecutorKind executor = ExecutorKind::kEvent;
+  std::string why_event;  // why the event executor ran ("" if lockstep did)
+};
+template <typename MakeObservers>
+Executed execute_plan(const Plan& plan, const CostModel& cost, bool allow_lockstep, MakeObservers make_observers) {
+  Executed ex;
+  const Eligibility e = allow_lockstep ? lockstep_eligible(plan) : Eligibility{false, "outputs need events"};
+  if (e.ok) {
+    StragglerStats* stats = nullptr;
+    const std::vector<Observer*> obs = make_observers(ExecutorKind::kLockstep, &stats);
+    LockstepSim sim(plan, cost, obs, stats);
+    if (sim.run(&ex.result)) {
+      ex.executor = ExecutorKind::kLockstep;
+      return ex;
+    }
+    ex.why_event = "a collective could have reached the watchdog timeout (or a `when` failed)";
+  } else {
+    ex.why_event = e.why;
+  }
+  StragglerStats* stats = nullptr;
+  const std::vector<Observer*> obs = make_observers(ExecutorKind::kEvent, &stats);
+  ex.result = run_simulation(plan, cost, obs);
+  return ex;
+}
+
+// The mean step time of the jitter-free, fault-free plan (jitter_free()), in
+// ns: from one representative rank when the plan is lockstep-eligible and all
+// instances of each group cost the same (every rank then runs identically),
+// else by simulating it (lockstep or event executor). `how` says which.
+struct Baseline {
+  double mean_step_ns = 0;
+  const char* how = "";  // "analytic" | "lockstep" | "event"
+};
+Baseline baseline_step(const Plan& plan, const CostModel& cost);
+
+}  // namespace fleetsim

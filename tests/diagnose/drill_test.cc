@@ -1,0 +1,140 @@
+// Tests for fleetsim drill: a scripted session from the page to the score over a
+// real simulated incident, wrong answers, EOF as giving up, --random determinism,
+// and evidence that reads like the real tools (nvidia-smi, py-spy).
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+#include <string>
+
+#include <unistd.h>
+
+#include "sim/diagnose/drill.h"
+#include "sim/diagnose/drill_incident.h"
+
+namespace fleetsim::drill {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string scenario(const std::string& name) {
+  return std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/" + name + ".yaml";
+}
+
+std::string work_dir(const std::string& tag) {
+  return (fs::temp_directory_path() / ("fleetsim_drill_test_" + tag + "_" + std::to_string(getpid()))).string();
+}
+
+std::string run_script(const std::string& name, const std::string& script) {
+  DrillOptions opt;
+  opt.scenario = scenario(name);
+  opt.work_dir = work_dir(name);
+  std::istringstream in(script);
+  std::ostringstream out;
+  Result<int> rc = run_drill(opt, in, out);
+  EXPECT_TRUE(rc.ok());
+  return out.str();
+}
+
+// The CLI with piped stdin: returns stdout and stderr.
+std::string run_cli(const std::string& args, const std::string& script) {
+  const std::string cmd = "printf '" + script + "' | " + std::string(FLEETSIM_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  if (!p) return out;
+  std::array<char, 4096> buf{};
+  size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  pclose(p);
+  return out;
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// A scripted session on the step-400 hang runs from the page through evidence to a correct, timed score.
+TEST(Drill, ScriptedSessionFromPageToScore) {
+  const std::string out = run_script("step400_hang", "logs\nnvidia-smi\npy-spy dump all\nanswer 0 extra_collective\n");
+  EXPECT_TRUE(has(out, "PagerDuty [P1] job pretrain-32g-")) << out;
+  EXPECT_TRUE(has(out, "Watchdog caught collective operation timeout")) << out;
+  EXPECT_TRUE(has(out, "[py-spy dump all: +5 min, incident clock 00:08]")) << out;
+  EXPECT_TRUE(has(out, "rank: correct; cause: correct")) << out;
+  EXPECT_TRUE(has(out, "time to root cause: 8 min on the incident clock (fastest isolation path: 8 min)")) << out;
+  EXPECT_TRUE(has(out, "score: 100/100")) << out;
+  EXPECT_TRUE(has(out, "4. py-spy every rank")) << out;
+  EXPECT_TRUE(has(out, "<- isolates it")) << out;
+}
+
+// A wrong rank or cause is scored as wrong and the real root cause is shown.
+TEST(Drill, WrongAnswerIsScoredWrong) {
+  const std::string out = run_script("missing_rank", "nvidia-smi\nanswer 4 extra_collective\n");
+  EXPECT_TRUE(has(out, "rank: wrong; cause: wrong")) << out;
+  EXPECT_TRUE(has(out, "score: 0/100")) << out;
+  EXPECT_TRUE(has(out, "root cause: rank 5, rank_stalled")) << out;
+}
+
+// EOF on stdin ends the drill cleanly as "gave up".
+TEST(Drill, EofGivesUp) {
+  const std::string out = run_script("crash_rank", "logs\n");
+  EXPECT_TRUE(has(out, "result: gave up after 2 min")) << out;
+  EXPECT_TRUE(has(out, "root cause: rank 9, rank_crashed")) << out;
+}
+
+// nvidia-smi shows 100% on spinning ranks and 0% on the stalled one.
+TEST(DrillEvidence, NvidiaSmiShowsSpinningAndIdleRanks) {
+  Result<Incident> inc = build_incident(scenario("missing_rank"), work_dir("smi"));
+  ASSERT_TRUE(inc.ok());
+  const std::string node0 = render_nvidia_smi(*inc, 0);
+  fs::remove_all(work_dir("smi"));
+  std::istringstream lines(node0);
+  std::vector<std::string> util_lines;
+  for (std::string l; std::getline(lines, l);) {
+    if (has(l, "MiB /")) util_lines.push_back(l);
+  }
+  ASSERT_EQ(util_lines.size(), 8u) << node0;
+  EXPECT_TRUE(has(util_lines[5], "  0%")) << util_lines[5];  // rank 5, stalled in its data loader
+  EXPECT_TRUE(has(util_lines[4], "100%")) << util_lines[4];  // rank 4 spins in NCCL
+}
+
+// py-spy of rank 0 in step400 shows the `when` line and the collective's torch frame.
+TEST(DrillEvidence, PySpyShowsWhenLineAndAllReduce) {
+  Result<Incident> inc = build_incident(scenario("step400_hang"), work_dir("pyspy"));
+  ASSERT_TRUE(inc.ok());
+  const std::string rank0 = render_py_spy(*inc, 0);
+  const std::string rank1 = render_py_spy(*inc, 1);
+  fs::remove_all(work_dir("pyspy"));
+  EXPECT_TRUE(has(rank0, "when rank == 0 && step % 400 == 0 (train.py:")) << rank0;
+  EXPECT_TRUE(has(rank0, "step: 400")) << rank0;
+  EXPECT_TRUE(has(rank0, "loss: <Tensor from dist.all_reduce(group=world), not ready>")) << rank0;
+  EXPECT_FALSE(has(rank1, "when rank == 0")) << rank1;
+  EXPECT_TRUE(has(rank1, "all_reduce (torch/distributed/distributed_c10d.py")) << rank1;
+}
+
+// ncclras reports different op counts on the skip incident's dp communicator, and a stuck gap on the second query.
+TEST(DrillEvidence, NcclrasShowsOpCountGap) {
+  Result<Incident> inc = build_incident(scenario("stalled_cpu"), work_dir("ras"));
+  ASSERT_TRUE(inc.ok());
+  const std::string first = render_ncclras(*inc, 1);
+  const std::string second = render_ncclras(*inc, 2);
+  fs::remove_all(work_dir("ras"));
+  EXPECT_TRUE(has(first, "Communicator ranks have different collective operation counts")) << first;
+  EXPECT_TRUE(has(first, ": rank 13")) << first;
+  EXPECT_TRUE(has(second, "the gap does not move")) << second;
+}
+
+// The library holds at least eight incidents, and --random with the same seed picks the same one.
+TEST(DrillCli, RandomIsDeterministicAndDrawsFromEightIncidents) {
+  const std::vector<std::string> incidents = list_incidents(std::string(FLEETSIM_SOURCE_DIR) + "/scenarios");
+  EXPECT_GE(incidents.size(), 8u);
+  EXPECT_EQ(pick_incident(incidents, 7), pick_incident(incidents, 7));
+  const std::string args = "drill --random --seed 3 --scenarios " + std::string(FLEETSIM_SOURCE_DIR) + "/scenarios";
+  const std::string a = run_cli(args, "steps\\nanswer 0 none\\n");
+  const std::string b = run_cli(args, "steps\\nanswer 0 none\\n");
+  EXPECT_EQ(a, b);
+  EXPECT_TRUE(has(a, "$ steps")) << a;
+  EXPECT_TRUE(has(a, "=== Score ===")) << a;
+}
+
+}  // namespace
+}  // namespace fleetsim::drill

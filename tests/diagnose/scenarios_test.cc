@@ -1,0 +1,67 @@
+// Diagnose on every scenario: each scenarios/*.yaml that states `expect.cause` is
+// simulated into a temporary RunRecord with the alpha-beta model (as `fleetsim run`
+// does), and `diagnose` must name that cause and, where given, that culprit.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "fleetsim/cost_model.h"
+#include "fleetsim/plan.h"
+#include "sim/diagnose/diagnose.h"
+#include "sim/io/scenario_loader.h"
+#include "sim/observe/run_record.h"
+
+namespace fleetsim::diagnose {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> scenario_files() {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(std::string(FLEETSIM_SOURCE_DIR) + "/scenarios")) {
+    if (e.is_regular_file() && e.path().extension() == ".yaml") out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class EveryScenario : public ::testing::TestWithParam<std::string> {};
+
+// diagnose names the scenario's expected cause and culprit ranks on its simulated RunRecord.
+TEST_P(EveryScenario, DiagnoseNamesTheExpectedCauseAndCulprit) {
+  Result<Scenario> scenario = load_scenario(GetParam(), {});
+  ASSERT_TRUE(scenario.ok()) << scenario.errors().front().to_string();
+  if (!scenario->expect.cause) GTEST_SKIP() << "no expect.cause";
+  Result<Plan> plan = compile_plan(*scenario);
+  ASSERT_TRUE(plan.ok());
+  Result<OutputSelection> outputs = select_outputs(*plan, std::nullopt);
+  ASSERT_TRUE(outputs.ok());
+  const fs::path dir = fs::temp_directory_path() / ("fleetsim_diag_" + fs::path(GetParam()).stem().string() +
+                                                     "_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  const auto cost = make_alpha_beta_model(plan->scenario.fleet);
+  Result<RecordedRun> run = simulate_to_record(*plan, *cost, dir.string(), *outputs);
+  ASSERT_TRUE(run.ok());
+  Result<Diagnosis> d = diagnose_dir(dir.string());
+  fs::remove_all(dir);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(std::string(to_string(d->cause)), *scenario->expect.cause) << format_human(*d);
+  if (scenario->expect.culprit) {
+    EXPECT_EQ(d->culprit_ranks, *scenario->expect.culprit) << format_human(*d);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Scenarios, EveryScenario, ::testing::ValuesIn(scenario_files()),
+                         [](const ::testing::TestParamInfo<std::string>& p) {
+                           std::string name = fs::path(p.param).stem().string();
+                           std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(c); }, '_');
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace fleetsim::diagnose

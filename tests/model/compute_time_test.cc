@@ -1,0 +1,115 @@
+// Compute-time models: each jitter law has mean 1 and its cv, draws are pure
+// functions of (rank, step, op), and the compute-time faults (persistent,
+// intermittent, pause, throttle) apply where and when they say.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "sim/io/scenario_loader.h"
+#include "sim/model/compute_time.h"
+
+namespace fleetsim {
+namespace {
+
+Plan plan_of(const std::string& jitter, const std::string& faults = "", int steps = 2000) {
+  const std::string yaml = "name: t\nfleet: {system: custom, gpus_per_node: 4, nodes: 2}\njob: {steps: " +
+                           std::to_string(steps) + "}\nstep:\n  - compute: {name: c, time: 100ms, jitter: " + jitter +
+                           "}\n  - allreduce: {name: g, bytes: 1MiB}\n" + (faults.empty() ? "" : "faults:\n" + faults);
+  auto s = load_scenario_text(yaml, "t.yaml");
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.errors()[0].to_string());
+  return *compile_plan(*s);
+}
+
+// Mean and cv of rank 0..7's draws over every step, in units of the nominal time.
+std::pair<double, double> moments(const Plan& plan) {
+  ComputeTime ct(plan);
+  double sum = 0, sq = 0, n = 0;
+  for (int r = 0; r < plan.ranks; ++r)
+    for (int64_t s = 1; s <= plan.scenario.job.steps; ++s) {
+      const double x = static_cast<double>(ct.sample_ns(r, s, 0)) / 1e8;
+      sum += x;
+      sq += x * x;
+      ++n;
+    }
+  const double m = sum / n;
+  return {m, std::sqrt(sq / n - m * m) / m};
+}
+
+// Every parametric law has mean 1 and the requested cv (16,000 draws: within 3 standard errors).
+TEST(ComputeTime, JitterLawsHaveMeanOneAndTheirCv) {
+  for (const char* law : {"3%", "{dist: lognormal, cv: 3%}", "{dist: gamma, cv: 3%}", "{dist: gamma, cv: 150%}"}) {
+    const Plan plan = plan_of(law);
+    const double cv = std::string(law).find("150") != std::string::npos ? 1.5 : 0.03;
+    const auto [m, c] = moments(plan);
+    EXPECT_NEAR(m, 1.0, 3 * cv / std::sqrt(16000.0)) << law;
+    EXPECT_NEAR(c, cv, 0.05 * cv) << law;
+  }
+}
+
+// The same (rank, step, op) gives the same duration whatever the call order.
+TEST(ComputeTime, DrawsAreCounterBased) {
+  const Plan plan = plan_of("{dist: gamma, cv: 5%}");
+  ComputeTime a(plan), b(plan);
+  const int64_t late = a.sample_ns(3, 1500, 0);
+  for (int64_t s = 1; s < 1500; ++s) b.sample_ns(3, s, 0);
+  EXPECT_EQ(b.sample_ns(3, 1500, 0), late);
+  EXPECT_NE(a.sample_ns(3, 1501, 0), late);
+}
+
+// A persistent straggler multiplies only its ranks and steps.
+TEST(ComputeTime, PersistentStragglerScalesItsRanks) {
+  const Plan plan = plan_of("0%", "  - straggler: {ranks: [2], slowdown: 1.3, from_step: 5, to_step: 6}\n", 10);
+  ComputeTime ct(plan);
+  EXPECT_EQ(ct.sample_ns(2, 4, 0), 100'000'000);
+  EXPECT_EQ(ct.sample_ns(2, 5, 0), 130'000'000);
+  EXPECT_EQ(ct.sample_ns(1, 5, 0), 100'000'000);
+  EXPECT_EQ(ct.sample_ns(2, 7, 0), 100'000'000);
+}
+
+// Intermittent stragglers hit about `probability` of rank-steps, with mean slowdown `mean`.
+TEST(ComputeTime, IntermittentHitsAtItsRate) {
+  const Plan plan = plan_of("0%", "  - intermittent: {probability: 10%, slowdown: {mean: 2, dist: lognormal, cv: 10%}}\n");
+  ComputeTime ct(plan);
+  double hits = 0, factor = 0;
+  for (int r = 0; r < 8; ++r)
+    for (int64_t s = 1; s <= 2000; ++s) {
+      const double x = static_cast<double>(ct.sample_ns(r, s, 0)) / 1e8;
+      if (x != 1.0) { ++hits; factor += x; }
+    }
+  EXPECT_NEAR(hits / 16000, 0.10, 0.01);
+  EXPECT_NEAR(factor / hits, 2.0, 0.02);
+}
+
+// Aligned pauses hit every rank at multiples of `every`; staggered ones at (step + rank) % every == 0.
+TEST(ComputeTime, PausesLandOnTheirSteps) {
+  const Plan aligned = plan_of("0%", "  - pause: {every: 4, time: 1s}\n", 10);
+  const Plan staggered = plan_of("0%", "  - pause: {every: 4, time: 1s, phase: staggered}\n", 10);
+  ComputeTime a(aligned), s(staggered);
+  EXPECT_EQ(a.sample_ns(5, 8, 0), 1'100'000'000);
+  EXPECT_EQ(a.sample_ns(5, 7, 0), 100'000'000);
+  EXPECT_EQ(s.sample_ns(1, 3, 0), 1'100'000'000);
+  EXPECT_EQ(s.sample_ns(1, 4, 0), 100'000'000);
+}
+
+// A throttle schedule applies the factor of the stage in force, on its ranks only.
+TEST(ComputeTime, ThrottleFollowsItsSchedule) {
+  const Plan plan = plan_of(
+      "0%", "  - throttle: {ranks: [4], schedule: [{from_step: 3, factor: 1.5}, {from_step: 6, factor: 1.1}]}\n", 10);
+  ComputeTime ct(plan);
+  EXPECT_EQ(ct.sample_ns(4, 2, 0), 100'000'000);
+  EXPECT_EQ(ct.sample_ns(4, 3, 0), 150'000'000);
+  EXPECT_EQ(ct.sample_ns(4, 9, 0), 110'000'000);
+  EXPECT_EQ(ct.sample_ns(3, 4, 0), 100'000'000);
+}
+
+// add_all (the lockstep's batch path) gives exactly sample_ns's values.
+TEST(ComputeTime, BatchMatchesSingleDraws) {
+  const Plan plan = plan_of("2%", "  - straggler: {ranks: [1], slowdown: 1.2}\n", 10);
+  ComputeTime ct(plan);
+  std::vector<int64_t> clock(8, 0);
+  ct.add_all(7, 0, clock.data(), nullptr);
+  for (int r = 0; r < 8; ++r) EXPECT_EQ(clock[static_cast<size_t>(r)], ct.sample_ns(r, 7, 0));
+}
+
+}  // namespace
+}  // namespace fleetsim

@@ -1,0 +1,144 @@
+// The lockstep executor: which plans it takes, and that on those it produces
+// byte-identical steps.csv and the same straggler evidence as the event
+// executor (FleetSim), including under every compute-time fault and jitter law.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "fleetsim/cost_model.h"
+#include "sim/io/scenario_loader.h"
+#include "sim/model/lockstep_sim.h"
+#include "sim/observe/run_record.h"
+
+namespace fs = std::filesystem;
+
+namespace fleetsim {
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+Plan plan_of(const std::string& yaml) {
+  auto s = load_scenario_text(yaml, "lockstep.yaml");
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.errors().front().to_string());
+  auto p = compile_plan(*s);
+  EXPECT_TRUE(p.ok());
+  return *p;
+}
+
+// 16 ranks on 2 nodes (tp 4, dp 4): tp and dp collectives, a step-dependent
+// world all-reduce, gamma and lognormal jitter, and all four compute-time faults.
+const char* kEligible = R"(name: lockstep-eq
+fleet: {system: custom, gpus_per_node: 8, nodes: 2}
+parallel: {tp: 4, dp: 4}
+job: {steps: 40, seed: 7}
+step:
+  - compute: {name: fwd, time: 20ms, jitter: 3%}
+  - allreduce: {name: act, group: tp, bytes: 8MiB}
+  - compute: {name: bwd, time: 30ms, jitter: {dist: gamma, cv: 4%}}
+  - compute: {name: opt, time: 5ms, jitter: {dist: lognormal, cv: 10%}}
+  - allreduce: {name: grads, group: dp, bytes: 64MiB}
+  - when: "step % 5 == 0"
+    do:
+      - allreduce: {name: loss, group: world, bytes: 4B}
+      - sync
+faults:
+  - straggler: {ranks: [5], slowdown: 1.3, from_step: 10}
+  - intermittent: {probability: 5%, slowdown: {mean: 1.5, dist: lognormal, cv: 20%}}
+  - pause: {every: 7, time: 15ms, what: gc, phase: staggered}
+  - throttle: {ranks: [9, 10], schedule: [{from_step: 20, factor: 1.2}, {from_step: 30, factor: 1.05}]}
+)";
+
+struct Recorded {
+  std::string steps_csv;
+  nlohmann::json summary;
+  std::string executor;
+};
+
+Recorded record(const Plan& plan, bool lockstep, const std::string& tag) {
+  const fs::path dir = fs::temp_directory_path() / ("fleetsim_lockstep_" + tag + "_" + std::to_string(::getpid()));
+  auto sel = select_outputs(plan, std::vector<std::string>{"summary", "steps"});
+  EXPECT_TRUE(sel.ok());
+  sel->lockstep_ok = lockstep;
+  const auto cost = make_alpha_beta_model(plan.scenario.fleet);
+  auto run = simulate_to_record(plan, *cost, dir.string(), *sel);
+  EXPECT_TRUE(run.ok());
+  Recorded r{slurp(dir / "steps.csv"), nlohmann::json::parse(slurp(dir / "summary.json")), run->executor};
+  fs::remove_all(dir);
+  return r;
+}
+
+// An eligible plan gives byte-identical steps.csv and identical straggler
+// evidence (tax, slowest counts, per-rank waits and compute) under both executors.
+TEST(LockstepSim, MatchesEventExecutorToTheNanosecond) {
+  const Plan plan = plan_of(kEligible);
+  ASSERT_TRUE(lockstep_eligible(plan).ok) << lockstep_eligible(plan).why;
+  const Recorded ev = record(plan, false, "ev"), ls = record(plan, true, "ls");
+  EXPECT_EQ(ev.executor, "event");
+  EXPECT_EQ(ls.executor, "lockstep");
+  EXPECT_EQ(ev.steps_csv, ls.steps_csv);
+  for (const char* key : {"outcome", "steps_completed", "sim_end_s", "step_time_s", "straggler_tax", "straggler"})
+    EXPECT_EQ(ev.summary[key], ls.summary[key]) << key;
+  EXPECT_GT(ev.summary["straggler_tax"].get<double>(), 0.0);
+}
+
+// Jitter-free runs agree too, and their tax is exactly zero.
+TEST(LockstepSim, JitterFreeRunHasZeroTax) {
+  const Plan plan = jitter_free(plan_of(kEligible));
+  const Recorded ev = record(plan, false, "ev0"), ls = record(plan, true, "ls0");
+  EXPECT_EQ(ev.steps_csv, ls.steps_csv);
+  EXPECT_DOUBLE_EQ(ls.summary["straggler_tax"].get<double>(), 0.0);
+}
+
+// Ops and faults that can make ranks interact between collectives, or whose
+// `when` differs by rank, send the plan to the event executor, with the reason.
+TEST(LockstepSim, IneligiblePlansSayWhy) {
+  const std::string head = "name: t\nfleet: {system: custom, gpus_per_node: 2, nodes: 2}\njob: {steps: 3}\nstep:\n";
+  const std::pair<std::string, std::string> cases[] = {
+      {"  - compute: {time: 1ms}\n  - log: \"hi\"\n", "log"},
+      {"  - cpu: {name: loader, time: 1ms}\n  - compute: {time: 1ms}\n", "loader"},
+      {"  - when: \"rank == 0\"\n    do:\n      - compute: {time: 1ms}\n", "rank"},
+      {"  - compute: {time: 1ms}\n  - allreduce: {name: g, bytes: 1MiB}\nfaults:\n  - crash: {rank: 1, at_step: 2}\n",
+       "crash"},
+  };
+  for (const auto& [body, why] : cases) {
+    const Eligibility e = lockstep_eligible(plan_of(head + body));
+    EXPECT_FALSE(e.ok) << body;
+    EXPECT_NE(e.why.find(why), std::string::npos) << e.why;
+  }
+}
+
+// A collective that waits past the watchdog timeout makes the lockstep run give
+// up; the event executor then reports the hang the real job would have.
+TEST(LockstepSim, WatchdogRiskFallsBackToEvents) {
+  const Plan plan = plan_of(
+      "name: t\nfleet: {system: custom, gpus_per_node: 2, nodes: 2}\njob: {steps: 4, watchdog: 1s}\nstep:\n"
+      "  - compute: {time: 500ms}\n  - allreduce: {name: g, bytes: 1MiB}\n"
+      "faults:\n  - straggler: {ranks: [3], slowdown: 5, from_step: 2}\n");
+  ASSERT_TRUE(lockstep_eligible(plan).ok);
+  const Recorded r = record(plan, true, "wd");
+  EXPECT_EQ(r.executor, "event");
+  EXPECT_EQ(r.summary["outcome"], "hang");
+}
+
+// The executor reserves well under 200 bytes per rank at 16k ranks.
+TEST(LockstepSim, BytesPerRankAreBounded) {
+  const Plan plan = plan_of(
+      "name: t\nfleet: {system: dgx-h100, nodes: 2048}\njob: {steps: 1}\nstep:\n"
+      "  - compute: {time: 1ms, jitter: 2%}\n  - allreduce: {name: g, bytes: 1MiB}\n");
+  const auto cost = make_alpha_beta_model(plan.scenario.fleet);
+  StragglerStats stats(plan);
+  LockstepSim sim(plan, *cost, {}, &stats);
+  EXPECT_LT(sim.bytes_per_rank(), 200.0);
+}
+
+}  // namespace
+}  // namespace fleetsim

@@ -1,0 +1,188 @@
+// End-to-end tests of `fleetsim validate` and `fleetsim calibrate` on real MPI
+// processes (2 to 4 ranks, oversubscribed, short timeouts). Skipped when the
+// MPI runner was not built. Each run writes under a folder unique to the test
+// process, which also identifies its rank processes in /proc.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "sim/diagnose/diagnose.h"
+#include "sim/model/calibration.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kBin = FLEETSIM_BINARY;
+const std::string kSrc = FLEETSIM_SOURCE_DIR;
+
+bool have_runner() { return fs::exists(fs::path(kBin).parent_path() / "fleetsim-mpi-runner"); }
+
+std::string out_dir(const std::string& name) {
+  return (fs::temp_directory_path() / ("fleetsim-validate-" + std::to_string(::getpid())) / name).string();
+}
+
+// Runs a command; returns its exit status and output (stdout and stderr).
+int run(const std::string& cmd, std::string* out) {
+  std::FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+  char buf[4096];
+  out->clear();
+  while (std::fgets(buf, sizeof buf, p)) *out += buf;
+  const int st = ::pclose(p);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+// Live rank processes whose command line mentions `marker` (our output folder).
+int runners_alive(const std::string& marker) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    std::ifstream in(e.path() / "cmdline");
+    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ifstream st(e.path() / "stat");
+    std::string stat;
+    std::getline(st, stat);
+    const bool zombie = stat.find(") Z") != std::string::npos;
+    if (!zombie && cmd.find("fleetsim-mpi-runner") != std::string::npos && cmd.find(marker) != std::string::npos) ++n;
+  }
+  return n;
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+std::string validate_cmd(const std::string& scenario, const std::string& out, const std::string& extra = "",
+                         const std::string& timeout = "2s") {
+  return kBin + " validate " + kSrc + "/scenarios/validate/" + scenario + " --backend mpi --out " + out +
+         " --calibration " + kSrc + "/notebooks/data/calibration.yaml --timeout " + timeout + " --grace 3s " + extra;
+}
+
+// The scaled step-400 hang, for real: hang at step 40, watchdogs fired, rank 0
+// one world collective ahead in its dump, diagnose names rank 0; nothing left behind.
+TEST(MpiValidate, Step40HangsForReal) {
+  if (!have_runner()) GTEST_SKIP() << "fleetsim-mpi-runner not built (no MPI)";
+  const std::string out = out_dir("hang");
+  std::string text;
+  ASSERT_EQ(run(validate_cmd("step40_hang_4ranks.yaml", out, "--ranks 4 --set job.steps=45"), &text), 0) << text;
+  const auto s = read_json(out + "/real/summary.json");
+  EXPECT_EQ(s["outcome"], "hang") << text;
+  EXPECT_EQ(s["hang"]["step"], 40);
+  EXPECT_NE(s["real"]["mpirun_exit_code"], 0);
+  std::ifstream log(out + "/real/job.log");
+  const std::string all((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_NE(all.find("[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE"),
+            std::string::npos);
+  for (int r = 0; r < 4; ++r) {
+    const auto fr = read_json(out + "/real/fr/rank_" + std::to_string(r) + ".json");
+    EXPECT_EQ(fr["pg_status"]["0"]["last_enqueued_collective"], r == 0 ? "1" : "-1") << "rank " << r;
+  }
+  auto d = fleetsim::diagnose::diagnose_dir(out + "/real");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->verdict, fleetsim::diagnose::Verdict::kHang);
+  EXPECT_EQ(d->cause, fleetsim::diagnose::Cause::kExtraCollective);
+  EXPECT_EQ(d->culprit_ranks, std::vector<int>{0});
+  EXPECT_EQ(runners_alive(out), 0);
+  fs::remove_all(out);
+}
+
+// The fixed variant completes on real processes.
+TEST(MpiValidate, FixedVariantCompletes) {
+  if (!have_runner()) GTEST_SKIP() << "fleetsim-mpi-runner not built (no MPI)";
+  const std::string out = out_dir("fixed");
+  std::string text;
+  ASSERT_EQ(run(validate_cmd("step40_fixed_4ranks.yaml", out, "--set job.steps=42"), &text), 0) << text;
+  const auto s = read_json(out + "/real/summary.json");
+  EXPECT_EQ(s["outcome"], "completed") << text;
+  EXPECT_EQ(s["steps_completed"], 42);
+  EXPECT_EQ(s["real"]["mpirun_exit_code"], 0);
+  EXPECT_TRUE(fs::exists(out + "/real/fr/rank_3.json"));
+  fs::remove_all(out);
+}
+
+// A crash fault ends the job non-zero through mpirun, without waiting for a watchdog.
+TEST(MpiValidate, CrashExitsNonZeroWithoutHanging) {
+  if (!have_runner()) GTEST_SKIP() << "fleetsim-mpi-runner not built (no MPI)";
+  const std::string out = out_dir("crash");
+  std::string text;
+  ASSERT_EQ(run(validate_cmd("crash_2ranks.yaml", out), &text), 0) << text;
+  const auto s = read_json(out + "/real/summary.json");
+  EXPECT_EQ(s["outcome"], "crash") << text;
+  EXPECT_EQ(s["crash"]["rank"], 1);
+  EXPECT_NE(s["real"]["mpirun_exit_code"], 0);
+  EXPECT_EQ(s["real"]["killed_by_launcher"], false);
+  EXPECT_FALSE(fs::exists(out + "/real/fr/rank_1.json"));  // a dead process dumps nothing
+  EXPECT_EQ(runners_alive(out), 0);
+  fs::remove_all(out);
+}
+
+// Killing the launcher in the middle of a hang leaves no rank process behind.
+TEST(MpiValidate, NoOrphansWhenTheLauncherIsKilled) {
+  if (!have_runner()) GTEST_SKIP() << "fleetsim-mpi-runner not built (no MPI)";
+  const std::string out = out_dir("orphans");
+  const std::string log = out + ".log";
+  fs::create_directories(fs::path(out).parent_path());
+  const std::string cmd = "exec " + validate_cmd("step40_hang_4ranks.yaml", out, "", "60s") + " >" + log + " 2>&1";
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (runners_alive(out) < 4 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_GE(runners_alive(out), 4) << cmd;  // the 4 ranks (and mpirun, whose command line names them)
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ::kill(child, SIGKILL);  // `exec` made the shell's pid the launcher's: this kills fleetsim itself
+  ::waitpid(child, nullptr, 0);
+  const auto gone = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (runners_alive(out) > 0 && std::chrono::steady_clock::now() < gone)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(runners_alive(out), 0);
+  fs::remove_all(fs::path(out).parent_path());
+}
+
+// calibrate writes a loadable calibration with a fit per swept collective, and its CSV.
+TEST(MpiCalibrate, WritesALoadableCalibration) {
+  if (!have_runner()) GTEST_SKIP() << "fleetsim-mpi-runner not built (no MPI)";
+  const std::string out = out_dir("cal");
+  fs::create_directories(out);
+  std::string text;
+  ASSERT_EQ(run(kBin + " calibrate --backend mpi --ranks 2 --ops allreduce,broadcast --max-bytes 64KiB "
+                "--step-factor 8 --iters 3 --out " + out + "/c.yaml", &text), 0) << text;
+  auto c = fleetsim::load_calibration(out + "/c.yaml");
+  ASSERT_TRUE(c.ok()) << text;
+  EXPECT_EQ(c->fits.size(), 2u);
+  EXPECT_NE(c->find(fleetsim::OpKind::kBroadcast, 2), nullptr);
+  EXPECT_TRUE(fs::exists(out + "/c.csv"));
+  EXPECT_NE(text.find("fit        allreduce"), std::string::npos);
+  fs::remove_all(out);
+}
+
+// Bad input exits 2 with one error line and writes no output folder.
+TEST(MpiValidate, BadInputExitsTwo) {
+  const std::string out = out_dir("bad");
+  std::string text;
+  EXPECT_EQ(run(kBin + " validate /nonexistent.yaml --backend mpi --out " + out, &text), 2);
+  EXPECT_NE(text.find("error:"), std::string::npos);
+  EXPECT_EQ(run(kBin + " validate " + kSrc + "/scenarios/validate/crash_2ranks.yaml --backend nccl --out " + out, &text), 2);
+  EXPECT_NE(text.find("--backend: error:"), std::string::npos) << text;
+  EXPECT_EQ(run(kBin + " validate " + kSrc + "/scenarios/validate/crash_2ranks.yaml --ranks 3 --out " + out, &text), 2);
+  const std::string bad = fs::temp_directory_path() / ("bad-cal-" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(bad) << "fits:\n  - {op: allsum, ranks: 2, alpha_us: 1, beta_ns_per_byte: 1}\n";
+  EXPECT_EQ(run(kBin + " validate " + kSrc + "/scenarios/validate/crash_2ranks.yaml --calibration " + bad +
+                " --out " + out, &text), 2);
+  EXPECT_NE(text.find(bad + ":2:10: error:"), std::string::npos) << text;
+  EXPECT_EQ(run(kBin + " calibrate --backend mpi --ranks 1 --out " + out + "/c.yaml", &text), 2);
+  EXPECT_FALSE(fs::exists(out));
+  fs::remove(bad);
+}
+
+}  // namespace

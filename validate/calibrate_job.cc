@@ -1,0 +1,139 @@
+// The calibration job: launcher + sweep + fit + files (see calibrate_job.h).
+#include "validate/calibrate_job.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "validate/launcher.h"
+
+namespace fs = std::filesystem;
+
+namespace fleetsim::validate {
+
+std::string calibration_csv_path(const std::string& yaml_path) {
+  fs::path p(yaml_path);
+  if (p.extension() == ".yaml" || p.extension() == ".yml") p.replace_extension();
+  return p.string() + ".csv";
+}
+
+double busbw_factor(OpKind op, int n) {
+  const double d = n;
+  switch (op) {
+    case OpKind::kAllReduce: return 2.0 * (d - 1) / d;
+    case OpKind::kAllGather: case OpKind::kReduceScatter: case OpKind::kAllToAll: return (d - 1) / d;
+    default: return 1.0;
+  }
+}
+
+namespace {
+
+Diagnostic error(const std::string& file, const std::string& msg) {
+  Diagnostic d;
+  d.loc.file = file;
+  d.message = msg;
+  return d;
+}
+
+std::string join_ops(const std::vector<OpKind>& ops) {
+  std::string s;
+  for (OpKind k : ops) s += std::string(s.empty() ? "" : ",") + (k == OpKind::kSend ? "sendrecv" : op_yaml_name(k));
+  return s;
+}
+
+std::vector<CalibrationSample> read_samples(const std::string& csv) {
+  std::vector<CalibrationSample> out;
+  std::ifstream in(csv);
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    std::stringstream ss(line);
+    std::string op, ranks, bytes, t;
+    if (!std::getline(ss, op, ',') || !std::getline(ss, ranks, ',') || !std::getline(ss, bytes, ',') ||
+        !std::getline(ss, t, ','))
+      continue;
+    const auto k = collective_from_name(op);
+    if (!k) continue;
+    out.push_back({*k, std::atoi(ranks.c_str()), std::atoll(bytes.c_str()), std::atof(t.c_str())});
+  }
+  return out;
+}
+
+bool write_fit_csv(const CalibrateResult& r) {
+  std::ofstream f(r.csv + ".tmp", std::ios::binary);
+  f << "op,ranks,bytes,time_us,fit_us,rel_err,algbw_GBps,busbw_GBps\n";
+  char buf[256];
+  for (const CalibrationSample& s : r.samples) {
+    const CollectiveFit* fit = r.calibration.find(s.op, s.ranks);
+    if (!fit || s.time_s <= 0) continue;
+    const double ft = fit->fit.time_s(s.bytes);
+    const double algbw = static_cast<double>(s.bytes) / s.time_s / 1e9;
+    std::snprintf(buf, sizeof buf, "%s,%d,%lld,%.3f,%.3f,%.4f,%.4f,%.4f\n",
+                  s.op == OpKind::kSend ? "sendrecv" : op_yaml_name(s.op), s.ranks,
+                  static_cast<long long>(s.bytes), s.time_s * 1e6, ft * 1e6, (ft - s.time_s) / s.time_s, algbw,
+                  algbw * busbw_factor(s.op, s.ranks));
+    f << buf;
+  }
+  f.close();
+  std::error_code ec;
+  fs::rename(r.csv + ".tmp", r.csv, ec);
+  return f && !ec;
+}
+
+}  // namespace
+
+Result<CalibrateResult> run_calibration(const CalibrateSpec& spec) {
+  const auto runner = find_runner();
+  if (!runner) return error("fleetsim-mpi-runner", "not found next to the fleetsim executable (build with MPI)");
+  const std::string work = spec.out + ".tmp-" + std::to_string(::getpid());
+  std::error_code ec;
+  fs::remove_all(work, ec);
+  fs::create_directories(work, ec);
+  if (ec) return error(spec.out, "cannot create " + work + ": " + ec.message());
+  std::vector<int> sizes = spec.group_sizes;
+  if (sizes.empty())
+    for (int g = 2; g <= spec.ranks; ++g)
+      if (spec.ranks % g == 0) sizes.push_back(g);
+  std::string size_list;
+  for (int g : sizes) size_list += (size_list.empty() ? "" : ",") + std::to_string(g);
+  LaunchSpec ls;
+  ls.runner = *runner;
+  ls.ranks = spec.ranks;
+  ls.hostfile = spec.hostfile;
+  ls.log_file = work + "/mpirun.log";
+  ls.watch_dir = work;
+  ls.idle_limit_s = 120;
+  ls.args = {"calibrate", "--out", work + "/raw.csv", "--ops", join_ops(spec.ops), "--group-sizes", size_list,
+             "--min-bytes", std::to_string(spec.min_bytes), "--max-bytes", std::to_string(spec.max_bytes),
+             "--factor", std::to_string(spec.factor), "--iters", std::to_string(spec.iters), "--budget-s",
+             std::to_string(spec.budget_s)};
+  if (spec.ranks > static_cast<int>(std::thread::hardware_concurrency())) ls.args.push_back("--yield");
+  const auto lr = launch(ls);
+  CalibrateResult r;
+  r.samples = read_samples(work + "/raw.csv");
+  if (!lr || lr->exit_code != 0 || r.samples.empty()) {
+    std::ifstream log(work + "/mpirun.log");
+    std::string first;
+    std::getline(log, first);
+    fs::remove_all(work, ec);
+    return error("mpirun", "calibration job failed (exit " + std::to_string(lr ? lr->exit_code : -1) + ")" +
+                               (first.empty() ? "" : ": " + first));
+  }
+  fs::remove_all(work, ec);
+  char host[256] = {0};
+  ::gethostname(host, sizeof host - 1);
+  r.calibration.backend = "mpi";
+  r.calibration.host = host;
+  r.calibration.ranks = spec.ranks;
+  r.calibration.fits = fit_all(r.samples);
+  if (auto e = write_calibration(r.calibration, spec.out)) return *e;
+  r.csv = calibration_csv_path(spec.out);
+  if (!write_fit_csv(r)) return error(r.csv, "cannot write the measured-vs-fitted CSV");
+  return r;
+}
+
+}  // namespace fleetsim::validate

@@ -1,0 +1,158 @@
+// mpirun as a child in its own process group; a poll loop watches it, and on the
+// deadline SIGTERM then SIGKILL go to the group and to every descendant found in
+// /proc (OpenMPI may move ranks into groups of their own).
+#include "validate/launcher.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+namespace fs = std::filesystem;
+
+namespace fleetsim::validate {
+
+std::optional<std::string> find_runner() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return std::nullopt;
+  for (const fs::path& p : {self.parent_path() / "fleetsim-mpi-runner",
+                            self.parent_path() / "validate" / "fleetsim-mpi-runner"})
+    if (::access(p.c_str(), X_OK) == 0) return p.string();
+  return std::nullopt;
+}
+
+std::vector<std::string> mpirun_argv(const LaunchSpec& spec) {
+  std::vector<std::string> a = {"mpirun"};
+  if (::geteuid() == 0) a.push_back("--allow-run-as-root");
+  const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+  if (!spec.hostfile.empty()) {
+    a.insert(a.end(), {"--hostfile", spec.hostfile});
+  } else if (spec.ranks > cores) {
+    a.insert(a.end(), {"--oversubscribe", "--bind-to", "none"});
+  }
+  // Containers often forbid the cross-memory-attach copy (ptrace rules); its
+  // fallback made 2 MiB messages ~100x slower here, so plain copies it is.
+  a.insert(a.end(), {"--mca", "btl_vader_single_copy_mechanism", "none"});
+  a.insert(a.end(), {"-np", std::to_string(spec.ranks), spec.runner});
+  a.insert(a.end(), spec.args.begin(), spec.args.end());
+  return a;
+}
+
+std::vector<int> descendants(int pid) {
+  std::vector<std::pair<int, int>> procs;  // (pid, ppid)
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string stat;
+    std::getline(in, stat);
+    const size_t close = stat.rfind(')');
+    if (close == std::string::npos || close + 4 > stat.size()) continue;
+    int ppid = 0;
+    if (std::sscanf(stat.c_str() + close + 2, "%*c %d", &ppid) == 1) procs.emplace_back(std::stoi(name), ppid);
+  }
+  std::vector<int> out = {pid};
+  for (size_t i = 0; i < out.size(); ++i)
+    for (const auto& [p, pp] : procs)
+      if (pp == out[i]) out.push_back(p);
+  out.erase(out.begin());
+  return out;
+}
+
+namespace {
+
+uintmax_t tree_bytes(const std::string& dir, const std::string& suffix) {
+  uintmax_t total = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec))
+    if (it->is_regular_file(ec) && it->path().string().ends_with(suffix)) total += it->file_size(ec);
+  return total;
+}
+
+[[noreturn]] void exec_child(const std::vector<std::string>& argv, const std::string& log_file) {
+  ::setpgid(0, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // if the launcher dies, mpirun (and its ranks) go too
+  if (!log_file.empty()) {
+    const int fd = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      ::close(fd);
+    }
+  }
+  std::vector<char*> c;
+  for (const std::string& s : argv) c.push_back(const_cast<char*>(s.c_str()));
+  c.push_back(nullptr);
+  ::execvp(c[0], c.data());
+  std::fprintf(stderr, "error: cannot run %s\n", c[0]);
+  ::_exit(127);
+}
+
+void kill_tree(pid_t child) {
+  for (int sig : {SIGTERM, SIGKILL}) {
+    std::vector<int> pids = descendants(child);
+    ::kill(-child, sig);
+    for (int p : pids) ::kill(p, sig);
+    ::kill(child, sig);
+    if (sig == SIGTERM) std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  }
+}
+
+}  // namespace
+
+std::optional<LaunchResult> launch(const LaunchSpec& spec) {
+  LaunchResult res;
+  const std::vector<std::string> argv = mpirun_argv(spec);
+  for (const std::string& s : argv) res.command += (res.command.empty() ? "" : " ") + s;
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);  // orphaned ranks become our children, never init's
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t child = ::fork();
+  if (child < 0) return std::nullopt;
+  if (child == 0) exec_child(argv, spec.log_file);
+  ::setpgid(child, child);
+  auto last_growth = start;
+  uintmax_t last_bytes = 0;
+  int status = 0;
+  for (;;) {
+    const pid_t w = ::waitpid(child, &status, WNOHANG);
+    if (w == child) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const auto now = std::chrono::steady_clock::now();
+    if (!spec.watch_dir.empty()) {
+      const uintmax_t b = tree_bytes(spec.watch_dir, spec.watch_suffix);
+      if (b != last_bytes) { last_bytes = b; last_growth = now; }
+    }
+    const double idle = std::chrono::duration<double>(now - last_growth).count();
+    const double total = std::chrono::duration<double>(now - start).count();
+    if (idle > spec.idle_limit_s || total > spec.hard_limit_s) {
+      res.killed = true;
+      kill_tree(child);
+      ::waitpid(child, &status, 0);
+      break;
+    }
+  }
+  for (int i = 0; i < 100; ++i) {  // nothing of the job may outlive it: kill and reap stragglers
+    const std::vector<int> left = descendants(::getpid());
+    if (left.empty()) break;
+    for (int p : left) ::kill(p, SIGKILL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {}
+  }
+  res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  res.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return res;
+}
+
+}  // namespace fleetsim::validate
