@@ -2,6 +2,7 @@
 // the evidence is served from), records the per-rank state live tools would see
 // (a second, identical run with a state observer), and diagnoses the record so the
 // score can show the isolation order's path.
+#include "sim/model/cost_model_factory.h"
 #include "sim/diagnose/drill_incident.h"
 
 #include <algorithm>
@@ -111,10 +112,11 @@ Result<Incident> build_incident(const std::string& file, const std::string& work
   if (!plan) return plan.errors();
   Result<OutputSelection> outputs = select_outputs(*plan, std::nullopt);
   if (!outputs) return outputs.errors();
-  const auto cost = make_alpha_beta_model(plan->scenario.fleet);
+  auto cost = make_cost_model(*plan);  // the model `fleetsim run` uses
+  if (!cost) return cost.errors();
   std::error_code ec;
   fs::remove_all(work_dir, ec);
-  Result<RecordedRun> run = simulate_to_record(*plan, *cost, work_dir, *outputs);
+  Result<RecordedRun> run = simulate_to_record(*plan, **cost, work_dir, *outputs);
   if (!run) return run.errors();
   Incident inc;
   inc.file = file;
@@ -123,7 +125,7 @@ Result<Incident> build_incident(const std::string& file, const std::string& work
   inc.ranks.resize(static_cast<size_t>(plan->ranks));
   for (int r : plan->absent_ranks) inc.ranks[static_cast<size_t>(r)].absent = true;
   StateObserver state(&inc.ranks);
-  run_simulation(*plan, *cost, {&state});
+  run_simulation(*plan, **cost, {&state});
   inc.plan = std::move(*plan);
   for (const auto& [rank, name] : state.stall_names_) {
     inc.ranks[static_cast<size_t>(rank)].stall_op = name.empty() ? -1 : op_by_name(inc.plan, name);

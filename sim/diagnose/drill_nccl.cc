@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "sim/model/cost_model_factory.h"
 #include "fleetsim/cost_model.h"
 #include "sim/diagnose/drill_incident.h"
 
@@ -221,7 +222,9 @@ std::string render_nccl_tests(const Incident& inc, int node) {
   const Plan& plan = inc.plan;
   if (node < 0 || node >= plan.scenario.fleet.nodes) return "nccl-tests: no such node\n";
   const int gpn = plan.scenario.fleet.gpus_per_node;
-  const auto cost = make_alpha_beta_model(plan.scenario.fleet);
+  auto cost_or = make_cost_model(plan);  // the model the incident ran with
+  if (!cost_or) return "nccl-tests: " + cost_or.errors()[0].message + "\n";
+  const auto& cost = *cost_or;
   std::string out = "node" + std::to_string(node) + ": $ all_reduce_perf -b 8M -e 1G -f 4 -g " + std::to_string(gpn) +
                     "\n#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
                     "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n";

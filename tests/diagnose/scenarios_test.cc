@@ -1,7 +1,9 @@
 // Diagnose on every scenario: each scenarios/*.yaml that states `expect.cause` is
-// simulated into a temporary RunRecord with the alpha-beta model (as `fleetsim run`
+// simulated into a temporary RunRecord with the cost model `fleetsim run` uses (as `fleetsim run`
 // does), and `diagnose` must name that cause and, where given, that culprit.
 #include <gtest/gtest.h>
+
+#include "sim/model/cost_model_factory.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -44,8 +46,9 @@ TEST_P(EveryScenario, DiagnoseNamesTheExpectedCauseAndCulprit) {
   const fs::path dir = fs::temp_directory_path() / ("fleetsim_diag_" + fs::path(GetParam()).stem().string() +
                                                      "_" + std::to_string(getpid()));
   fs::remove_all(dir);
-  const auto cost = make_alpha_beta_model(plan->scenario.fleet);
-  Result<RecordedRun> run = simulate_to_record(*plan, *cost, dir.string(), *outputs);
+  auto cost = make_cost_model(*plan);
+  ASSERT_TRUE(cost.ok());
+  Result<RecordedRun> run = simulate_to_record(*plan, **cost, dir.string(), *outputs);
   ASSERT_TRUE(run.ok());
   Result<Diagnosis> d = diagnose_dir(dir.string());
   fs::remove_all(dir);
