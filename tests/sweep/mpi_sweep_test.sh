@@ -5,7 +5,7 @@
 set -euo pipefail
 fleetsim="$1"; scenario="$2"
 command -v mpirun >/dev/null || { echo "mpirun not found: skipped"; exit 77; }
-ldd "$fleetsim" | grep -q libmpi || { echo "fleetsim built without MPI: skipped"; exit 77; }
+ldd "$fleetsim" | grep libmpi >/dev/null || { echo "fleetsim built without MPI: skipped"; exit 77; }
 args=(sweep "$scenario" --vary fleet.nodes=1,2,4 --vary job.seed=1,2 --seeds 3 --set job.steps=100 --format csv)
 threaded=$("$fleetsim" "${args[@]}" --threads 2)
 mpi=$(mpirun --allow-run-as-root --oversubscribe -np 2 "$fleetsim" "${args[@]}" --threads 1)
