@@ -93,6 +93,7 @@ void TraceWriter::on_fault(int rank, SimTime t, const Fault& f) {
   if (!traced(rank)) return;
   instant(rank, 0, std::string("fault: ") + fault_yaml_name(f.kind) +
                        (f.where.empty() ? "" : " in " + f.where) + (f.op.empty() ? "" : " " + f.op), t);
+  if (f.kind == FaultKind::kStall) stuck_cpu_.push_back({rank, {t, f.where.empty() ? f.op : f.where}});
 }
 
 void TraceWriter::on_timeout(const WorkRecord& w, SimTime t) {
@@ -102,6 +103,7 @@ void TraceWriter::on_timeout(const WorkRecord& w, SimTime t) {
 void TraceWriter::on_end(SimTime t, Outcome) {
   for (const Open& o : open_)
     if (o.active) close_work(o.work, t, false);
+  for (const auto& [rank, since] : stuck_cpu_) slice(rank, 0, since.second + " (never returned)", since.first, t, "");
   std::fputs("\n]\n", out_);
   std::fflush(out_);
 }

@@ -2,7 +2,8 @@
 // traced rank with a "cpu" and a "gpu" thread: compute kernels, CPU work, and
 // collectives with their spin-wait shown as a nested "wait for peers" slice.
 // Events stream to disk as they finish; collectives still open at the end are
-// closed at the end of the run and marked "(never completed)".
+// closed at the end of the run and marked "(never completed)"; CPU work a rank
+// never returned from (a stall) is closed the same way, "(never returned)".
 #pragma once
 
 #include <cstdio>
@@ -40,6 +41,7 @@ class TraceWriter final : public Observer {
   std::FILE* out_;
   std::vector<int32_t> slot_;
   std::vector<Open> open_;
+  std::vector<std::pair<int, std::pair<SimTime, std::string>>> stuck_cpu_;  // (rank, (since, what)) never returned
   bool first_ = true;
 };
 

@@ -168,6 +168,9 @@ TEST(RunRecord, MissingRankIsTheOnlyIdleGpu) {
     ++checked;
   }
   EXPECT_GT(checked, 1000);
+  // The trace shows where the rank's CPU went and never came back.
+  const std::string trace = slurp(dir / "trace.json");
+  EXPECT_NE(trace.find("\"pid\":5,\"tid\":0,\"name\":\"data_loader (never returned)\""), std::string::npos);
   fs::remove_all(dir);
 }
 
