@@ -24,6 +24,9 @@ Cause WalkContext::classify_absent(const Divergence& div) const {
   for (int r : odd) {
     if (contains(crashed, r) || (rec.summary && rec.summary->crash_rank == r)) return Cause::kRankCrashed;
   }
+  bool finished = !odd.empty();
+  for (int r : odd) finished = finished && finished_its_steps(r, div.pg_name);
+  if (finished) return Cause::kMissingCollective;
   bool alive = true;
   for (int r : odd) {
     auto it = fr.last_enqueue_ns.find(r);
@@ -31,6 +34,31 @@ Cause WalkContext::classify_absent(const Divergence& div) const {
     if (!later_work || contains(util.idle_ranks, r)) alive = false;
   }
   return alive ? Cause::kMissingCollective : Cause::kRankStalled;
+}
+
+// A rank that ran its whole program and stopped, one collective short on `pg`: every
+// entry it recorded completed, it enqueued fewer on `pg` than a peer did, and its last
+// entry is in the run's final step. It skipped a collective; it did not stall.
+bool WalkContext::finished_its_steps(int rank, const std::string& pg) const {
+  auto it = rec.dumps.find(rank);
+  if (it == rec.dumps.end() || it->second.entries.empty() || !rec.summary || rec.summary->steps_planned <= 0) {
+    return false;
+  }
+  const FrDump& dump = it->second;
+  for (const FrEntry& e : dump.entries) {
+    if (e.state != "completed") return false;
+  }
+  if (dump.entries.back().step != rec.summary->steps_planned) return false;
+  auto own = dump.status.find(pg);
+  auto g = dump.groups.find(pg);
+  if (own == dump.status.end() || g == dump.groups.end()) return false;
+  for (int peer : g->second.ranks) {
+    auto pd = rec.dumps.find(peer);
+    if (peer == rank || pd == rec.dumps.end()) continue;
+    auto ps = pd->second.status.find(pg);
+    if (ps != pd->second.status.end() && ps->second.last_enqueued > own->second.last_enqueued) return true;
+  }
+  return false;
 }
 
 void WalkContext::blame_divergence(const Divergence& div) {
@@ -56,7 +84,11 @@ void WalkContext::blame_divergence(const Divergence& div) {
                   " compared) -> " + std::string(to_string(d.cause));
   if (d.cause == Cause::kRankStalled) t += ": no later work from it, GPU idle or unknown";
   if (d.cause == Cause::kMissingCollective && div.kind == DivergenceKind::kPresence) {
-    t += ": it is alive (it enqueued later work elsewhere)";
+    bool finished = true;
+    for (int r : div.minority) finished = finished && finished_its_steps(r, div.pg_name);
+    t += finished ? ": it finished all its steps with every entry completed and enqueued fewer on pg " +
+                        div.pg_name + " than its peers (its later ops matched theirs one seq early)"
+                  : ": it is alive (it enqueued later work elsewhere)";
   }
   note(5, t);
   note(5, "blame goes to the minority whichever dump is read first; a first-rank reference "
@@ -186,8 +218,33 @@ void WalkContext::blame_hang() {
   }
 }
 
+void WalkContext::blame_model_slow_link() {
+  const ModelSlowLink& m = *model.slow;
+  d.cause = Cause::kSlowLink;
+  d.pg_name = m.pg_name;
+  d.pg_desc = m.pg_desc;
+  d.op_name = m.op_name;
+  if (!m.all_slow) {
+    for (const std::vector<int>& members : m.slow) {
+      d.culprit_ranks.insert(d.culprit_ranks.end(), members.begin(), members.end());
+    }
+  }
+  char buf[240];
+  std::snprintf(buf, sizeof buf, "pg %s (%s) op %s: %.2f ms from the last arrival to completion, the model "
+                "expects %.2f ms on a healthy fabric (%.0f%% of the expected bandwidth)",
+                m.pg_name.c_str(), m.pg_desc.c_str(), m.op_name.c_str(), m.achieved_ms, m.expected_ms,
+                100.0 * m.expected_ms / m.achieved_ms);
+  note(5, buf);
+  note(5, m.all_slow ? "every " + m.pg_desc + " group (" + std::to_string(m.instances) + ") is slow: timing alone "
+                       "cannot localize the link, as every group crosses it -> slow_link, no culprit rank"
+                     : std::to_string(m.slow.size()) + " of " + std::to_string(m.instances) + " " + m.pg_desc +
+                           " groups slow, ranks " + format_ranks(d.culprit_ranks) + " -> slow_link");
+}
+
 void WalkContext::blame_slow() {
-  if (slow_group) {
+  if (model.slow) {
+    blame_model_slow_link();
+  } else if (slow_group) {
     d.cause = Cause::kSlowLink;
     d.culprit_ranks = slow_group->members;
     d.pg_name = slow_group->pg_name;
@@ -258,6 +315,12 @@ std::string WalkContext::advice() const {
       return "Bisect: exclude " + who + "'s node or halve the node set; run nccl-tests all_reduce_perf on "
              "one node and on node pairs; check its clocks and thermals (nvidia-smi -q -d PERFORMANCE) and XIDs.";
     case Cause::kSlowLink:
+      if (d.culprit_ranks.empty()) {
+        return "Every " + d.pg_desc + " group is slower than the fabric allows, so a link they all cross "
+               "is slow. Bisect: run nccl-tests all_reduce_perf on node pairs to find the node in every slow "
+               "pair; on it check GPUDirect RDMA (nvidia-peermem loaded, NCCL_DEBUG=INFO shows GDRDMA), the "
+               "NIC-GPU NUMA affinity (nvidia-smi topo -m), NIC/cable errors and link speeds (ibstat).";
+      }
       return "Run nccl-tests on the node pairs of " + who + ", check NIC/cable errors and link speeds "
              "(ibstat), and bisect the group.";
     case Cause::kRanksAbsent:

@@ -87,6 +87,7 @@ void step_alignment(WalkContext& c) {
     c.note(4, c.describe(d));
   }
   if (shown == 0) c.note(4, "every group agrees at every sequence number its members hold");
+  if (!c.model.text.empty()) c.note(4, c.model.text);
 }
 
 }  // namespace

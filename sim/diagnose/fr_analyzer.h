@@ -75,6 +75,25 @@ struct SlowGroup {
 };
 std::optional<SlowGroup> find_slow_group(const std::map<int, FrDump>& dumps);
 
+// Group instances whose collectives take far longer than the cost model expects of
+// a healthy fabric. Only for a simulator RunRecord, whose scenario can be reloaded.
+struct ModelSlowLink {
+  std::string pg_name;
+  std::string pg_desc;
+  std::string op_name;                  // the op of the worst instance (frames[0].name)
+  int instances = 0;                    // instances of that kind with timed collectives
+  std::vector<std::vector<int>> slow;   // members of each slow instance
+  bool all_slow = false;                // every instance is slow: timing cannot localize it
+  double achieved_ms = 0;               // worst instance: median last-arrival-to-completion
+  double expected_ms = 0;               // the model's healthy time for it
+};
+struct ModelCheck {
+  bool loaded = false;                  // the scenario was reloaded and the model built
+  std::string text;                     // one line for the evidence ("" if not tried)
+  std::optional<ModelSlowLink> slow;
+};
+ModelCheck check_against_model(const Record& rec);
+
 std::string to_string(DivergenceKind kind);
 std::string format_ranks(const std::vector<int>& ranks);  // "[0, 5]"
 

@@ -40,6 +40,7 @@ struct FrEntry {
   int64_t timeout_ms = 0;
   std::string op_name;  // frames[0].name: the op as the YAML names it ("" if no frames)
   std::string when;     // a frame that carries a rank/step condition ("" if none)
+  int64_t step = -1;    // from a "step N" frame (the simulator writes one), -1 if none
 };
 
 // A process group as one rank sees it: pg_config[name] plus its pg_status.
@@ -86,6 +87,8 @@ struct StepRow {
 // The fields of summary.json that diagnose uses.
 struct Summary {
   std::string scenario;
+  std::string file;      // the scenario path the simulator ran ("" for real runs)
+  std::string executor;  // "sim" for a simulator RunRecord
   std::string outcome;  // completed | hang | crash | deadlock
   int ranks = 0;
   int64_t steps_planned = 0;

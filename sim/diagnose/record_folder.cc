@@ -132,6 +132,8 @@ Result<Summary> read_summary(const fs::path& p) {
   if (!root.is_object()) return folder_error(file, "summary.json must be a JSON object");
   Summary s;
   s.scenario = str_or(root, "scenario");
+  s.file = str_or(root, "file");
+  s.executor = str_or(root, "executor");
   s.outcome = str_or(root, "outcome");
   s.ranks = static_cast<int>(int_or(root, "ranks", 0));
   s.steps_planned = int_or(root, "steps_planned", 0);

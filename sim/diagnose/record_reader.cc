@@ -90,6 +90,10 @@ void read_frames(const json& e, FrEntry& out) {
   for (const json& f : *it) {
     const std::string name = f.is_object() ? field_string(f, "name") : as_string(f);
     if (out.op_name.empty() && &f == &(*it)[0]) out.op_name = name;
+    if (out.step < 0 && name.rfind("step ", 0) == 0 && name.size() > 5 &&
+        name.find_first_not_of("0123456789", 5) == std::string::npos) {
+      out.step = std::strtoll(name.c_str() + 5, nullptr, 10);
+    }
     if (out.when.empty() && looks_like_condition(name)) {
       size_t skip = name.rfind("when", 0) == 0 ? 4 : 0;
       while (skip < name.size() && (name[skip] == ':' || name[skip] == ' ')) ++skip;

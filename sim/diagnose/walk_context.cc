@@ -17,7 +17,8 @@ WalkContext::WalkContext(const Record& r) : rec(r) {
   crashed = find_crashed_ranks(rec.log_lines);
   trend = read_step_trend(rec.steps);
   late = find_late_arriver(rec.dumps);
-  slow_group = find_slow_group(rec.dumps);
+  model = check_against_model(rec);
+  if (!model.loaded) slow_group = find_slow_group(rec.dumps);
 }
 
 bool WalkContext::has_mismatch() const {
@@ -28,7 +29,7 @@ bool WalkContext::has_mismatch() const {
 }
 
 bool WalkContext::slow_evidence() const {
-  return trend.slow || late.has_value() || slow_group.has_value() || util.heavy_rank >= 0;
+  return trend.slow || late.has_value() || slow_group.has_value() || model.slow.has_value() || util.heavy_rank >= 0;
 }
 
 std::string WalkContext::trend_text() const {

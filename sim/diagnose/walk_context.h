@@ -34,11 +34,14 @@ class WalkContext {
   std::vector<int> crashed;
   StepTrend trend;
   std::optional<LateArriver> late;
-  std::optional<SlowGroup> slow_group;
+  std::optional<SlowGroup> slow_group;  // sibling comparison: records without a loadable scenario
+  ModelCheck model;                     // the cost model's expectation: simulator RunRecords
   Diagnosis d;
 
  private:
   void blame_divergence(const Divergence& div);
+  void blame_model_slow_link();
+  bool finished_its_steps(int rank, const std::string& pg) const;
   Cause classify_absent(const Divergence& div) const;
   bool blame_without_divergence();
   bool blame_crash_from_summary();
