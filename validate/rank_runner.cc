@@ -225,7 +225,7 @@ void RankRunner::issue_op(int64_t step, uint32_t op_index) {
     case OpKind::kLog: {
       std::lock_guard<std::mutex> lock(mu_);
       const int64_t t = now_ns();
-      log_.log().on_log(rank_, SimTime{t}, format_log(step, op_index));
+      log_.log().on_log(rank_, SimTime{t}, plan_.format_log(rank_, step, op_index));
       flush_log_locked(t);
       return;
     }
@@ -291,31 +291,5 @@ void RankRunner::issue_work(int64_t step, uint32_t op_index, const Fault* fault)
   nic_bytes_ += static_cast<int64_t>(ring_bytes_sent_per_rank(op.kind, w.bytes, p2p ? 2 : n));
 }
 
-// {var} from the rank's variables; {op} a synthetic value of the op's result.
-std::string RankRunner::format_log(int64_t step, uint32_t op_index) const {
-  const std::string& text = plan_.sources[plan_.ops[op_index].source].text;
-  const VarValues vars = plan_.vars(rank_, step);
-  std::string out;
-  size_t i = 0;
-  while (i < text.size()) {
-    const size_t open = text.find('{', i);
-    const size_t close = open == std::string::npos ? open : text.find('}', open);
-    if (close == std::string::npos) { out += text.substr(i); break; }
-    out += text.substr(i, open - i);
-    const std::string key = text.substr(open + 1, close - open - 1);
-    bool found = false;
-    for (size_t v = 0; v < vars.size() && !found; ++v)
-      if (key == var_name(static_cast<Var>(v))) { out += std::to_string(vars[v]); found = true; }
-    if (!found) {
-      const uint64_t s = stream_seed(plan_.scenario.job.seed, static_cast<uint64_t>(rank_), Stream::kLogValue);
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.4f", 1.5 + 8.0 * std::exp(-static_cast<double>(step) / 500.0) +
-                                                 0.02 * draw_normal(s, static_cast<uint64_t>(step)));
-      out += buf;
-    }
-    i = close + 1;
-  }
-  return out;
-}
 
 }  // namespace fleetsim::validate

@@ -63,7 +63,6 @@ class RankRunner {
   void enter_state(int state);
   void leave_state();
   [[noreturn]] void stall_forever();
-  std::string format_log(int64_t step, uint32_t op_index) const;
 
   void watchdog_loop();
   void fire_timeout(int64_t now);

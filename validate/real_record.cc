@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "sim/observe/job_log.h"
+#include "sim/observe/run_record.h"
 
 namespace fs = std::filesystem;
 
@@ -118,26 +119,7 @@ nlohmann::ordered_json summary_json(const Plan& plan, const RealRun& run, const 
   j["sim_end_s"] = r.end.to_seconds();
   j["step_time_s"] = {{"mean", run.steps.mean_s}, {"p50", run.steps.p50_s}, {"p99", run.steps.p99_s},
                       {"max", run.steps.max_s}};
-  if (r.outcome == Outcome::kHang) {
-    const PlanOp& op = plan.ops[r.hang.op];
-    j["hang"] = {{"step", r.hang.step},
-                 {"stuck_since_s", r.hang.stuck_since.to_seconds()},
-                 {"detected_at_s", r.hang.detected_at.to_seconds()},
-                 {"first_timeout_rank", r.hang.first_timeout_rank},
-                 {"timeout_s", plan.scenario.job.watchdog->to_seconds()},
-                 {"process_group", std::to_string(static_cast<int>(r.hang.group))},
-                 {"group", group_name(r.hang.group)},
-                 {"collective_seq_id", r.hang.collective_seq_id},
-                 {"op", op_watchdog_name(op.kind)},
-                 {"op_name", plan.sources[op.source].name},
-                 {"timed_out_ranks", r.hang.timed_out_ranks}};
-  }
-  if (r.outcome == Outcome::kCrash)
-    j["crash"] = {{"rank", r.crash.rank}, {"step", r.crash.step}, {"at_s", r.crash.at.to_seconds()},
-                  {"detected_at_s", r.crash.detected_at.to_seconds()}};
-  if (r.outcome == Outcome::kDeadlock)
-    j["deadlock"] = {{"step", r.stuck_step}, {"at_s", r.end.to_seconds()},
-                     {"why", "no rank progressed and no watchdog fired: the launcher's deadline killed the job"}};
+  add_outcome_fields(&j, plan, r, "no rank progressed and no watchdog fired: the launcher's deadline killed the job");
   j["real"] = {{"time_scale", info.time_scale}, {"bytes_scale", info.bytes_scale},
                {"mpirun_exit_code", info.exit_code}, {"killed_by_launcher", info.killed},
                {"wall_s", info.wall_s}, {"mpirun", info.mpirun_command},

@@ -90,6 +90,10 @@ struct Plan {
   std::vector<LinkDegradation> group_degradations(GroupKind g, int instance) const;
   // Rank variables for `when` expressions at `step`.
   VarValues vars(int rank, int64_t step) const;
+  // The line a `log` op prints on `rank` at `step`: {var} becomes the rank's
+  // value; {op} a synthetic value of that op's result, deterministic per (seed,
+  // rank, step) and not a real number. Shared by every executor.
+  std::string format_log(int rank, int64_t step, uint32_t op_index) const;
 };
 
 // Compiles a validated scenario. Fails (with a diagnostic at the op) only on

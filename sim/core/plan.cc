@@ -2,9 +2,12 @@
 // branches and jumps), resolves groups and ops, and lays out process groups in
 // Megatron's order (tp fastest, then dp, then pp).
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <set>
 
 #include "fleetsim/plan.h"
+#include "fleetsim/rng.h"
 
 namespace fleetsim {
 
@@ -137,6 +140,39 @@ VarValues Plan::vars(int rank, int64_t step) const {
   v[static_cast<size_t>(Var::kDpRank)] = (rank / tp) % dp;
   v[static_cast<size_t>(Var::kPpRank)] = rank / (tp * dp);
   return v;
+}
+
+std::string Plan::format_log(int rank, int64_t step, uint32_t op_index) const {
+  const std::string& text = sources[ops[op_index].source].text;
+  const VarValues v = vars(rank, step);
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t open = text.find('{', i);
+    const size_t close = open == std::string::npos ? open : text.find('}', open);
+    if (close == std::string::npos) {
+      out += text.substr(i);
+      break;
+    }
+    out += text.substr(i, open - i);
+    const std::string key = text.substr(open + 1, close - open - 1);
+    bool found = false;
+    for (size_t k = 0; k < v.size() && !found; ++k)
+      if (key == var_name(static_cast<Var>(k))) {
+        out += std::to_string(v[k]);
+        found = true;
+      }
+    if (!found) {
+      const uint64_t s = stream_seed(scenario.job.seed, static_cast<uint64_t>(rank), Stream::kLogValue);
+      const double x = 1.5 + 8.0 * std::exp(-static_cast<double>(step) / 500.0) +
+                       0.02 * draw_normal(s, static_cast<uint64_t>(step));
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.4f", x);
+      out += buf;
+    }
+    i = close + 1;
+  }
+  return out;
 }
 
 namespace {

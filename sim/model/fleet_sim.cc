@@ -324,7 +324,7 @@ bool FleetSim::issue_op(int r, uint32_t op_index) {
         return false;
       }
       {
-        const std::string line = format_log(r, op_index);
+        const std::string line = plan_.format_log(r, step_[ru], op_index);
         for (Observer* o : obs_) o->on_log(r, now_, line);
       }
       ++pc_[ru];
@@ -633,36 +633,6 @@ int64_t FleetSim::stuck_step(int r) {
   if (finished_step_[ru] == plan_.scenario.job.steps) return INT64_MAX;
   if (qlen_[ru] > 0) return head(r).step;
   return std::min(step_[ru], plan_.scenario.job.steps);
-}
-
-// Substitutes {var} with the rank's values and {op} with a synthetic value of
-// that op's result (deterministic per seed, rank, step: the numbers are not real).
-std::string FleetSim::format_log(int r, uint32_t op_index) {
-  const auto ru = static_cast<size_t>(r);
-  const std::string& text = plan_.sources[plan_.ops[op_index].source].text;
-  const VarValues vars = plan_.vars(r, step_[ru]);
-  std::string out;
-  size_t i = 0;
-  while (i < text.size()) {
-    const size_t open = text.find('{', i);
-    const size_t close = open == std::string::npos ? open : text.find('}', open);
-    if (close == std::string::npos) { out += text.substr(i); break; }
-    out += text.substr(i, open - i);
-    const std::string key = text.substr(open + 1, close - open - 1);
-    bool found = false;
-    for (size_t v = 0; v < vars.size(); ++v)
-      if (key == var_name(static_cast<Var>(v))) { out += std::to_string(vars[v]); found = true; }
-    if (!found) {
-      const uint64_t s = stream_seed(plan_.scenario.job.seed, ru, Stream::kLogValue);
-      const double x = 1.5 + 8.0 * std::exp(-static_cast<double>(step_[ru]) / 500.0) +
-                       0.02 * draw_normal(s, static_cast<uint64_t>(step_[ru]));
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.4f", x);
-      out += buf;
-    }
-    i = close + 1;
-  }
-  return out;
 }
 
 RunResult run_simulation(const Plan& plan, const CostModel& cost, const std::vector<Observer*>& observers) {

@@ -74,7 +74,6 @@ class FleetSim {
   void crash(int r, const Fault& f);
   void runtime_error(uint32_t op_or_source, bool is_source, const std::string& what);
   void set_gpu(int r, GpuState s, int64_t step);
-  std::string format_log(int r, uint32_t op_index);
 
   // Queue helpers.
   GpuItem& head(int r) { return queue_[static_cast<size_t>(r) * qcap_ + qhead_[r]]; }

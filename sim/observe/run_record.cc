@@ -39,6 +39,31 @@ struct FileCloser {
 using File = std::unique_ptr<std::FILE, FileCloser>;
 }  // namespace
 
+void add_outcome_fields(nlohmann::ordered_json* out, const Plan& plan, const RunResult& r,
+                        const std::string& deadlock_why) {
+  nlohmann::ordered_json& j = *out;
+  if (r.outcome == Outcome::kHang) {
+    const PlanOp& op = plan.ops[r.hang.op];
+    j["hang"] = {{"step", r.hang.step},
+                 {"stuck_since_s", r.hang.stuck_since.to_seconds()},
+                 {"detected_at_s", r.hang.detected_at.to_seconds()},
+                 {"first_timeout_rank", r.hang.first_timeout_rank},
+                 {"timeout_s", plan.scenario.job.watchdog->to_seconds()},
+                 {"process_group", std::to_string(static_cast<int>(r.hang.group))},
+                 {"group", group_name(r.hang.group)},
+                 {"collective_seq_id", r.hang.collective_seq_id},
+                 {"op", op_watchdog_name(op.kind)},
+                 {"op_name", plan.sources[op.source].name},
+                 {"timed_out_ranks", r.hang.timed_out_ranks}};
+  }
+  if (r.outcome == Outcome::kCrash)
+    j["crash"] = {{"rank", r.crash.rank}, {"step", r.crash.step}, {"at_s", r.crash.at.to_seconds()},
+                  {"detected_at_s", r.crash.detected_at.to_seconds()}};
+  if (r.outcome == Outcome::kDeadlock)
+    j["deadlock"] = {{"step", r.stuck_step}, {"at_s", r.end.to_seconds()},
+                     {"why", deadlock_why}};
+}
+
 Result<OutputSelection> select_outputs(const Plan& plan, const std::optional<std::vector<std::string>>& requested) {
   OutputSelection s;
   const int n = plan.ranks;
@@ -182,27 +207,10 @@ nlohmann::ordered_json summary_json(const Plan& plan, const CostModel& cost, con
                       {"max", run.steps.max_s}};
   j["straggler_tax"] = run.tax.tax;
   j["straggler"] = straggler_json(run.tax, plan.ranks);
-  if (r.outcome == Outcome::kHang) {
-    const PlanOp& op = plan.ops[r.hang.op];
-    j["hang"] = {{"step", r.hang.step},
-                 {"stuck_since_s", r.hang.stuck_since.to_seconds()},
-                 {"detected_at_s", r.hang.detected_at.to_seconds()},
-                 {"first_timeout_rank", r.hang.first_timeout_rank},
-                 {"timeout_s", plan.scenario.job.watchdog->to_seconds()},
-                 {"process_group", std::to_string(static_cast<int>(r.hang.group))},
-                 {"group", group_name(r.hang.group)},
-                 {"collective_seq_id", r.hang.collective_seq_id},
-                 {"op", op_watchdog_name(op.kind)},
-                 {"op_name", plan.sources[op.source].name},
-                 {"timed_out_ranks", r.hang.timed_out_ranks}};
-  }
-  if (r.outcome == Outcome::kCrash)
-    j["crash"] = {{"rank", r.crash.rank}, {"step", r.crash.step}, {"at_s", r.crash.at.to_seconds()},
-                  {"detected_at_s", r.crash.detected_at.to_seconds()}};
-  if (r.outcome == Outcome::kDeadlock)
-    j["deadlock"] = {{"step", r.stuck_step}, {"at_s", r.end.to_seconds()},
-                     {"why", plan.scenario.job.watchdog ? "no rank can progress and no collective is pending for a watchdog to time out"
-                                                        : "no rank can progress and the watchdog is off"}};
+  add_outcome_fields(&j, plan, r,
+                     plan.scenario.job.watchdog
+                         ? "no rank can progress and no collective is pending for a watchdog to time out"
+                         : "no rank can progress and the watchdog is off");
   Json written = Json::array(), skipped = Json::array();
   const OutputSelection& o = run.outputs;
   if (o.summary) written.push_back("summary.json");

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "fleetsim/engine.h"
 #include "sim/observe/step_table.h"
 
@@ -43,6 +45,11 @@ struct TaxReport {
   double tax = 0;                   // mean / baseline - 1 (0 when either is 0)
   std::vector<int64_t> slowest_counts, wait_ns, compute_ns;  // per rank
 };
+
+// The outcome-specific fields of summary.json (`hang`, `crash`, `deadlock`), shared
+// by every executor's summary writer; `deadlock_why` explains a deadlock.
+void add_outcome_fields(nlohmann::ordered_json* j, const Plan& plan, const RunResult& r,
+                        const std::string& deadlock_why);
 
 struct RecordedRun {
   RunResult result;
