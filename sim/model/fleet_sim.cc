@@ -522,16 +522,23 @@ void FleetSim::pop_head_work(int r) {
 }
 
 void FleetSim::complete_collective(GroupKind g, int instance) {
-  slots_[static_cast<size_t>(g)][static_cast<size_t>(instance)] = Slot{};
   const int size = plan_.group_size(g);
+  // A member that died during the transfer never sends its share: the others
+  // keep spinning until the launcher tears the job down.
+  for (int i = 0; i < size; ++i)
+    if (cpu_[static_cast<size_t>(plan_.group_member(g, instance, i))] == CpuState::kCrashed) return;
+  slots_[static_cast<size_t>(g)][static_cast<size_t>(instance)] = Slot{};
   for (int i = 0; i < size; ++i) pop_head_work(plan_.group_member(g, instance, i));
   for (int i = 0; i < size; ++i) advance(plan_.group_member(g, instance, i));
 }
 
 void FleetSim::complete_p2p(uint32_t si) {
-  p2p_[si] = P2pSlot{};
   const int sender = static_cast<int>(si / 2);
   const int receiver = sender + ((si % 2) == 0 ? 1 : -1) * plan_.tp * plan_.dp;
+  if (cpu_[static_cast<size_t>(sender)] == CpuState::kCrashed ||
+      cpu_[static_cast<size_t>(receiver)] == CpuState::kCrashed)
+    return;  // a peer died mid-transfer: the other side never completes
+  p2p_[si] = P2pSlot{};
   pop_head_work(sender);
   pop_head_work(receiver);
   advance(sender);
@@ -592,6 +599,19 @@ void FleetSim::crash(int r, const Fault& f) {
   qlen_[ru] = 0;
   set_gpu(r, GpuState::kIdle, step_[ru]);
   for (Observer* o : obs_) o->on_fault(r, now_, f);
+  // Peers already moving data with the dead rank fall back to spinning (their
+  // completion events will find the dead member and not complete).
+  for (int g = 0; g < kGroupKinds; ++g) {
+    const auto kind = static_cast<GroupKind>(g);
+    if (!plan_.group_exists(kind)) continue;
+    const int inst = plan_.group_instance(kind, r);
+    const Slot& s = slots_[static_cast<size_t>(g)][static_cast<size_t>(inst)];
+    if (s.arrived < plan_.group_size(kind) || s.mismatch) continue;
+    for (int i = 0; i < plan_.group_size(kind); ++i) {
+      const int m = plan_.group_member(kind, inst, i);
+      if (m != r && qlen_[static_cast<size_t>(m)] > 0) set_gpu(m, GpuState::kSpin, head(m).step);
+    }
+  }
   if (result_.outcome == Outcome::kCompleted) {
     result_.outcome = Outcome::kCrash;
     result_.crash.rank = r;

@@ -167,8 +167,16 @@ TEST(FleetSim, SkipHangsAtTheTrailingCollective) {
 // A crashed rank ends the run as a crash once the launcher notices it.
 TEST(FleetSim, CrashIsDetectedByTheLauncher) {
   const std::string extra = "faults:\n  - crash: {rank: 2, at_step: 3}\n";
-  const Ran r = run_text(fleet4("steps: 5, crash_detect: 5s", kStep, extra), nullptr);
+  Capture cap;
+  const Ran r = run_text(fleet4("steps: 5, crash_detect: 5s", kStep, extra), &cap);
   ASSERT_EQ(r.result.outcome, Outcome::kCrash);
+  // A dead rank completes nothing after it died (a regression: a transfer in
+  // flight at the crash used to complete on the emptied queue).
+  for (const WorkRecord& w : cap.completed) {
+    if (w.rank == 2) {
+      EXPECT_LE(w.completed.ns, r.result.crash.at.ns);
+    }
+  }
   EXPECT_EQ(r.result.crash.rank, 2);
   EXPECT_EQ(r.result.crash.step, 3);
   EXPECT_EQ((r.result.crash.detected_at - r.result.crash.at).ns, Duration::seconds(5).ns);
