@@ -105,12 +105,7 @@ nlohmann::ordered_json summary_json(const Plan& plan, const RealRun& run, const 
   using Json = nlohmann::ordered_json;
   const RunResult& r = run.result;
   Json j;
-  j["scenario"] = plan.scenario.name;
-  j["description"] = plan.scenario.description;
-  j["file"] = plan.scenario.file;
-  j["seed"] = plan.scenario.job.seed;
-  j["ranks"] = plan.ranks;
-  j["parallel"] = {{"tp", plan.tp}, {"dp", plan.dp}, {"pp", plan.pp}};
+  add_scenario_fields(&j, plan);
   j["executor"] = "mpi";
   j["cost_model"] = "real (OpenMPI processes)";
   j["outcome"] = outcome_name(r.outcome);

@@ -39,6 +39,16 @@ struct FileCloser {
 using File = std::unique_ptr<std::FILE, FileCloser>;
 }  // namespace
 
+void add_scenario_fields(nlohmann::ordered_json* out, const Plan& plan) {
+  nlohmann::ordered_json& j = *out;
+  j["scenario"] = plan.scenario.name;
+  j["description"] = plan.scenario.description;
+  j["file"] = plan.scenario.file;
+  j["seed"] = plan.scenario.job.seed;
+  j["ranks"] = plan.ranks;
+  j["parallel"] = {{"tp", plan.tp}, {"dp", plan.dp}, {"pp", plan.pp}};
+}
+
 void add_outcome_fields(nlohmann::ordered_json* out, const Plan& plan, const RunResult& r,
                         const std::string& deadlock_why) {
   nlohmann::ordered_json& j = *out;
@@ -188,12 +198,7 @@ nlohmann::ordered_json summary_json(const Plan& plan, const CostModel& cost, con
   using Json = nlohmann::ordered_json;
   const RunResult& r = run.result;
   Json j;
-  j["scenario"] = plan.scenario.name;
-  j["description"] = plan.scenario.description;
-  j["file"] = plan.scenario.file;
-  j["seed"] = plan.scenario.job.seed;
-  j["ranks"] = plan.ranks;
-  j["parallel"] = {{"tp", plan.tp}, {"dp", plan.dp}, {"pp", plan.pp}};
+  add_scenario_fields(&j, plan);
   j["executor"] = "sim";
   j["sim_executor"] = run.executor;
   if (!run.why_event.empty()) j["sim_executor_why"] = run.why_event;

@@ -46,6 +46,10 @@ struct TaxReport {
   std::vector<int64_t> slowest_counts, wait_ns, compute_ns;  // per rank
 };
 
+// The scenario's identity in summary.json (scenario, description, file, seed,
+// ranks, parallel), shared by every executor's summary writer.
+void add_scenario_fields(nlohmann::ordered_json* j, const Plan& plan);
+
 // The outcome-specific fields of summary.json (`hang`, `crash`, `deadlock`), shared
 // by every executor's summary writer; `deadlock_why` explains a deadlock.
 void add_outcome_fields(nlohmann::ordered_json* j, const Plan& plan, const RunResult& r,
