@@ -241,6 +241,37 @@ void WalkContext::blame_model_slow_link() {
                            " groups slow, ranks " + format_ranks(d.culprit_ranks) + " -> slow_link");
 }
 
+void WalkContext::blame_window() {
+  d.cause = Cause::kStraggler;
+  d.culprit_ranks = window_who.ranks;
+  char buf[320];
+  std::snprintf(buf, sizeof buf, "steps %lld-%lld: %s -> straggler%s for the window",
+                static_cast<long long>(window->first_step), static_cast<long long>(window->last_step),
+                (window_who.basis == "telemetry"
+                     ? "ranks " + format_ranks(d.culprit_ranks) +
+                           " have the busiest tensor pipes against their own baseline (longest compute; the "
+                           "others wait in NCCL)"
+                     : "ranks " + format_ranks(d.culprit_ranks) + " finish last far more often than chance")
+                    .c_str(),
+                d.culprit_ranks.size() > 1 ? "s" : "");
+  note(5, buf);
+  if (d.culprit_ranks.size() > 1) {
+    note(5, "several ranks slow together for a while: a node-level cause (thermal or power capping, a "
+            "clock drop, a co-located job) more likely than one bad GPU");
+  }
+}
+
+void WalkContext::blame_rotating() {
+  d.cause = Cause::kRotatingStraggler;
+  char buf[320];
+  std::snprintf(buf, sizeof buf, "steps.csv: the slowest rank of the %d slow steps is one of %d different ranks, "
+                "none more than %d times -> rotating_straggler: a transient stall that moves, each costing the "
+                "whole job about %.0f ms",
+                rotating->spikes, rotating->distinct_ranks, rotating->max_per_rank,
+                1000.0 * (rotating->spike_median_s - rotating->fast_s));
+  note(5, buf);
+}
+
 void WalkContext::blame_slow() {
   if (model.slow) {
     blame_model_slow_link();
@@ -263,6 +294,10 @@ void WalkContext::blame_slow() {
                   "on average -> straggler",
                   late->rank, late->late_count, late->seq_count, late->mean_lag_ms);
     note(5, buf);
+  } else if (window && !window_who.ranks.empty()) {
+    blame_window();
+  } else if (rotating) {
+    blame_rotating();
   } else if (util.heavy_rank >= 0) {
     d.cause = Cause::kStraggler;
     d.culprit_ranks = {util.heavy_rank};
@@ -332,6 +367,12 @@ std::string WalkContext::advice() const {
              "fires. py-spy dump " + who + ": it is stuck before the barrier (e.g. a checkpoint write on a "
              "hung filesystem). Add a timeout to that I/O and to the barrier (monitored_barrier names the "
              "ranks that did not arrive).";
+    case Cause::kRotatingStraggler:
+      return "No single rank is slow: a short stall hits a different rank each time, and in a synchronous "
+             "job every stall costs every rank. Catch one: py-spy dump --native on the slowest rank during "
+             "a slow step. Python garbage collection is the usual suspect (gc.freeze() after setup, "
+             "gc.disable() and a gc.collect() on every rank at the same step); then data-loader workers, "
+             "host memory pressure and noisy neighbours.";
     case Cause::kUnknown: break;
   }
   return "Query ncclras twice and look for a gap that does not move; diff opCount with "

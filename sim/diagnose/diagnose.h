@@ -28,6 +28,7 @@ enum class Cause {
   kSlowLink,              // a slow run: one group's bus bandwidth far below its siblings
   kRanksAbsent,           // ranks that never started: no dump, no log, nothing completed
   kCpuBlocked,            // every GPU idle: all ranks blocked on CPU-side work (a store barrier)
+  kRotatingStraggler,     // a slow run: transient stalls that hit a different rank each step
   kUnknown,               // hung or slow, but the evidence does not single anyone out
 };
 

@@ -47,6 +47,7 @@ std::vector<PathStep> fastest_path(diagnose::Cause c) {
               {4, "py-spy every rank", "py-spy dump all", true}};
     case Cause::kStraggler:
     case Cause::kSlowLink:
+    case Cause::kRotatingStraggler:
       return {{1, "hang or slow?", "steps", false}, {2, "utilization", "nvidia-smi", false},
               {5, "flight recorder timing", "fr dump", true}, {8, "hardware", "bisect", false}};
     default: return {{1, "hang or slow?", "logs", false}, {6, "NCCL", "ncclras", false}};
@@ -99,7 +100,7 @@ std::string help_text() {
          "  hint                      the next isolation-order step (3)\n"
          "  answer RANK[,RANK..] CAUSE  e.g. `answer 5 rank_stalled`; ranks may be ranges (12-15)\n"
          "causes: extra_collective missing_collective mismatched_collective rank_stalled rank_crashed\n"
-         "        straggler slow_link ranks_absent cpu_blocked\n";
+         "        straggler rotating_straggler slow_link ranks_absent cpu_blocked\n";
 }
 
 std::vector<int> parse_ranks(const std::string& text, bool* ok) {

@@ -45,6 +45,7 @@ std::string_view to_string(Cause c) {
     case Cause::kSlowLink: return "slow_link";
     case Cause::kRanksAbsent: return "ranks_absent";
     case Cause::kCpuBlocked: return "cpu_blocked";
+    case Cause::kRotatingStraggler: return "rotating_straggler";
     case Cause::kUnknown: return "unknown";
   }
   return "?";

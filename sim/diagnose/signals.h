@@ -65,4 +65,43 @@ struct StepTrend {
 };
 StepTrend read_step_trend(const std::vector<StepRow>& steps);
 
+// A stretch of steps clearly slower than the run's own baseline that is not the
+// whole run (a node throttling for a while, a noisy neighbour for an hour).
+// Found on a rolling median of step times, so single spikes do not make one.
+struct SlowWindow {
+  int64_t first_step = -1;
+  int64_t last_step = -1;
+  double start_s = 0;     // start of the first slow step
+  double end_s = 0;       // end of the last slow step
+  double median_s = 0;    // median step time inside the window
+  double baseline_s = 0;  // the run's own typical step time outside it
+  bool to_the_end = false;
+};
+std::optional<SlowWindow> find_slow_window(const std::vector<StepRow>& steps);
+
+// The ranks that made a window slow: those whose tensor pipes were busiest in it
+// relative to the other ranks (a slower GPU computes longer while its peers wait
+// in NCCL with idle tensor pipes), or, without telemetry for the window, the
+// ranks that finished last far more often than chance. `basis` says which.
+struct WindowCulprits {
+  std::vector<int> ranks;
+  std::string basis;
+};
+WindowCulprits window_culprits(const SlowWindow& w, const std::vector<StepRow>& steps,
+                               const std::vector<TelemetryRow>& telemetry, int ranks);
+
+// Steps far slower than the run's fast steps whose slowest rank keeps moving:
+// transient stalls that hit a different rank each time (uncoordinated garbage
+// collection, data-loader hiccups, noisy neighbours). Each costs the whole job.
+struct RotatingStalls {
+  int spikes = 0;            // steps at least 25% above the fast tenth
+  int steps = 0;
+  int distinct_ranks = 0;    // different slowest ranks among the spikes
+  int max_per_rank = 0;      // the most spikes any one rank was last in
+  double fast_s = 0;         // 10th percentile of step time
+  double spike_median_s = 0;
+  double excess_share = 0;   // share of the run's time spent above fast_s in spikes
+};
+std::optional<RotatingStalls> find_rotating_stalls(const std::vector<StepRow>& steps);
+
 }  // namespace fleetsim::diagnose

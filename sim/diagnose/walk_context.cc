@@ -17,6 +17,9 @@ WalkContext::WalkContext(const Record& r) : rec(r) {
   crashed = find_crashed_ranks(rec.log_lines);
   trend = read_step_trend(rec.steps);
   late = find_late_arriver(rec.dumps);
+  window = find_slow_window(rec.steps);
+  if (window) window_who = window_culprits(*window, rec.steps, rec.telemetry, rank_count());
+  rotating = find_rotating_stalls(rec.steps);
   model = check_against_model(rec);
   if (!model.loaded) slow_group = find_slow_group(rec.dumps);
 }
@@ -29,17 +32,40 @@ bool WalkContext::has_mismatch() const {
 }
 
 bool WalkContext::slow_evidence() const {
-  return trend.slow || late.has_value() || slow_group.has_value() || model.slow.has_value() || util.heavy_rank >= 0;
+  return trend.slow || late.has_value() || slow_group.has_value() || model.slow.has_value() ||
+         util.heavy_rank >= 0 || window.has_value() || rotating.has_value();
+}
+
+int WalkContext::rank_count() const {
+  if (rec.summary && rec.summary->ranks > 0) return rec.summary->ranks;
+  int n = static_cast<int>(rec.dumps.size());
+  for (const StepRow& s : rec.steps) n = std::max(n, s.slowest_rank + 1);
+  return n;
 }
 
 std::string WalkContext::trend_text() const {
   if (rec.steps.size() < 6) {
     return "steps.csv: " + std::to_string(rec.steps.size()) + " steps, too few for a trend";
   }
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "steps.csv: %zu steps; median step %.3f s early, %.3f s late%s",
-                rec.steps.size(), trend.early_median_s, trend.late_median_s,
-                trend.slow ? " -> a late slowdown" : " -> no late slowdown");
+  char buf[400];
+  int len = std::snprintf(buf, sizeof buf, "steps.csv: %zu steps; median step %.3f s early, %.3f s late%s",
+                          rec.steps.size(), trend.early_median_s, trend.late_median_s,
+                          trend.slow ? " -> a late slowdown" : " -> no late slowdown");
+  if (window && len > 0 && static_cast<size_t>(len) < sizeof buf) {
+    len += std::snprintf(buf + len, sizeof buf - static_cast<size_t>(len),
+                         "; steps %lld-%lld%s: median %.3f s, %.0f%% above the %.3f s of the other steps -> "
+                         "a slow window",
+                         static_cast<long long>(window->first_step), static_cast<long long>(window->last_step),
+                         window->to_the_end ? " (to the end)" : "", window->median_s,
+                         100.0 * (window->median_s / window->baseline_s - 1), window->baseline_s);
+  }
+  if (rotating && len > 0 && static_cast<size_t>(len) < sizeof buf) {
+    std::snprintf(buf + len, sizeof buf - static_cast<size_t>(len),
+                  "; %d of %d steps >= 25%% above the fast tenth (%.3f s), median %.3f s, costing %.0f%% of "
+                  "the run -> slow spikes",
+                  rotating->spikes, rotating->steps, rotating->fast_s, rotating->spike_median_s,
+                  100.0 * rotating->excess_share);
+  }
   return buf;
 }
 

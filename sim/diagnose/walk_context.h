@@ -34,6 +34,9 @@ class WalkContext {
   std::vector<int> crashed;
   StepTrend trend;
   std::optional<LateArriver> late;
+  std::optional<SlowWindow> window;       // a slow stretch mid-run (steps.csv)
+  WindowCulprits window_who;              // who made it slow
+  std::optional<RotatingStalls> rotating; // slow steps whose slowest rank moves
   std::optional<SlowGroup> slow_group;  // sibling comparison: records without a loadable scenario
   ModelCheck model;                     // the cost model's expectation: simulator RunRecords
   Diagnosis d;
@@ -41,6 +44,9 @@ class WalkContext {
  private:
   void blame_divergence(const Divergence& div);
   void blame_model_slow_link();
+  void blame_window();
+  void blame_rotating();
+  int rank_count() const;
   bool finished_its_steps(int rank, const std::string& pg) const;
   Cause classify_absent(const Divergence& div) const;
   bool blame_without_divergence();

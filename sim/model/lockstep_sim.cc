@@ -127,7 +127,17 @@ void LockstepSim::collective(int64_t, uint32_t op) {
     const int base = first_member(g, inst);
     const int end = base + L.size * L.stride;
     int64_t m = 0;
-    for (int r = base; r < end; r += L.stride) m = std::max(m, clock[r]);
+    int last = base;
+    for (int r = base; r < end; r += L.stride) {
+      if (clock[r] > m) {
+        m = clock[r];
+        last = r;
+      }
+    }
+    if (m > last_arrival_ns_ || (m == last_arrival_ns_ && last < last_arrival_rank_)) {
+      last_arrival_ns_ = m;
+      last_arrival_rank_ = last;
+    }
     const int64_t done = m + cost[L.shape_class[static_cast<size_t>(inst)]];
     if (stats_)
       for (int r = base; r < end; r += L.stride) stats_->add_wait(r, m - clock[r]);
@@ -139,6 +149,15 @@ void LockstepSim::collective(int64_t, uint32_t op) {
 // have been timed out by the watchdog (its CPU enqueue is no earlier than the
 // rank's end of the step launch_queue + 2 GPU-busy steps back).
 bool LockstepSim::end_step(int64_t step) {
+  if (last_arrival_rank_ >= 0) {
+    WorkRecord w;
+    w.rank = last_arrival_rank_;
+    w.step = step;
+    w.started = SimTime{last_arrival_ns_};
+    for (Observer* o : obs_) o->on_work_started(w);
+    last_arrival_ns_ = -1;
+    last_arrival_rank_ = -1;
+  }
   int64_t lo = INT64_MAX, hi = 0;
   for (int r = 0; r < n_; ++r) {
     const int64_t t = clock_[static_cast<size_t>(r)];

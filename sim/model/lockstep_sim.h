@@ -67,6 +67,10 @@ class LockstepSim {
   std::vector<std::vector<int64_t>> op_cost_;    // per plan op: cost per shape class
   std::vector<int64_t> min_end_;                 // ring: lowest rank end of recent steps
   int64_t max_end_ = 0;
+  // The step's last arrival at a collective (lowest rank on ties), reported to
+  // observers as that rank's work start at the end of the step (steps.csv's slowest_rank).
+  int64_t last_arrival_ns_ = -1;
+  int last_arrival_rank_ = -1;
   int64_t timeout_ns_ = -1;
 };
 

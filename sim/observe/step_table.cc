@@ -13,6 +13,16 @@ StepTable::StepTable(const Plan& plan, std::FILE* out)
   if (out_) std::fputs("step,start_s,end_s,duration_s,slowest_rank\n", out_);
 }
 
+void StepTable::on_work_started(const WorkRecord& w) {
+  if (w.step < 1 || static_cast<size_t>(w.step) >= agg_.size()) return;
+  Agg& a = agg_[static_cast<size_t>(w.step)];
+  const int64_t t = w.started.ns;
+  if (a.last_arrival < 0 || t > a.arrival_ns || (t == a.arrival_ns && w.rank < a.last_arrival)) {
+    a.arrival_ns = t;
+    a.last_arrival = w.rank;
+  }
+}
+
 void StepTable::on_step_end(int rank, int64_t step, SimTime t) {
   Agg& a = agg_[static_cast<size_t>(step)];
   if (a.slowest < 0 || t.ns > a.end_ns || (t.ns == a.end_ns && rank < a.slowest)) {
@@ -24,7 +34,7 @@ void StepTable::on_step_end(int rank, int64_t step, SimTime t) {
   durations_.push_back(dur);
   if (out_)
     std::fprintf(out_, "%" PRId64 ",%s,%s,%s,%d\n", step, format_seconds(prev_end_).c_str(),
-                 format_seconds(a.end_ns).c_str(), format_seconds(dur).c_str(), a.slowest);
+                 format_seconds(a.end_ns).c_str(), format_seconds(dur).c_str(), a.last_arrival >= 0 ? a.last_arrival : a.slowest);
   prev_end_ = a.end_ns;
 }
 

@@ -1,5 +1,8 @@
 // steps.csv and the step-time statistics of summary.json. A step is finished
-// when every rank has finished it; its row is written at that moment.
+// when every rank has finished it; its row is written at that moment. Its
+// slowest_rank is the rank the others waited for: the last to reach any of the
+// step's collectives (a collective ends at once on every member, so the last to
+// finish says nothing), or the last to finish a step without collectives.
 #pragma once
 
 #include <cstdio>
@@ -19,6 +22,7 @@ class StepTable final : public Observer {
   // `out` may be null: statistics are still kept.
   StepTable(const Plan& plan, std::FILE* out);
 
+  void on_work_started(const WorkRecord& w) override;
   void on_step_end(int rank, int64_t step, SimTime t) override;
   void on_end(SimTime t, Outcome o) override;
 
@@ -28,8 +32,10 @@ class StepTable final : public Observer {
  private:
   struct Agg {
     int32_t count = 0;
-    int32_t slowest = -1;
+    int32_t slowest = -1;     // the last rank to finish the step
+    int32_t last_arrival = -1;  // the last rank to reach one of the step's collectives
     int64_t end_ns = 0;
+    int64_t arrival_ns = 0;
   };
   const Plan& plan_;
   std::FILE* out_;
