@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fleetsim/cost_model.h"
@@ -88,6 +89,9 @@ struct Plan {
   // LinkDegradation (node 0 = the group's first node; NIC indices count only the
   // NICs its members on that node use). Empty for a healthy group.
   std::vector<LinkDegradation> group_degradations(GroupKind g, int instance) const;
+  // The same for any set of GPUs: (node, local GPU indices) in ring order, one
+  // entry per node (what a node-pair nccl-tests run would cross).
+  std::vector<LinkDegradation> node_degradations(const std::vector<std::pair<int, std::vector<int>>>& nodes) const;
   // Rank variables for `when` expressions at `step`.
   VarValues vars(int rank, int64_t step) const;
   // The line a `log` op prints on `rank` at `step`: {var} becomes the rank's

@@ -89,7 +89,6 @@ std::vector<LinkDegradation> Plan::group_degradations(GroupKind g, int instance)
   std::vector<LinkDegradation> out;
   if (link_faults.empty()) return out;
   const int gpn = scenario.fleet.gpus_per_node;
-  const int gpus_per_nic = std::max(1, gpn / std::max(1, scenario.fleet.nics_per_node));
   // Members by node, in rank order: (node, [local ranks]).
   std::vector<std::pair<int, std::vector<int>>> nodes;
   for (int i = 0; i < group_size(g); ++i) {
@@ -97,7 +96,14 @@ std::vector<LinkDegradation> Plan::group_degradations(GroupKind g, int instance)
     if (nodes.empty() || nodes.back().first != r / gpn) nodes.push_back({r / gpn, {}});
     nodes.back().second.push_back(r % gpn);
   }
-  if (nodes.size() < 2) return out;  // a one-node group talks over NVLink only: NIC faults cannot touch it
+  return node_degradations(nodes);
+}
+
+std::vector<LinkDegradation> Plan::node_degradations(const std::vector<std::pair<int, std::vector<int>>>& nodes) const {
+  std::vector<LinkDegradation> out;
+  const int gpn = scenario.fleet.gpus_per_node;
+  const int gpus_per_nic = std::max(1, gpn / std::max(1, scenario.fleet.nics_per_node));
+  if (link_faults.empty() || nodes.size() < 2) return out;  // a one-node group talks over NVLink only: NIC faults cannot touch it
   auto nic_slot = [&](const std::vector<int>& locals, int nic) {  // group-relative NIC index, or -1
     std::vector<int> used;
     for (int l : locals)

@@ -24,6 +24,16 @@ Cause WalkContext::classify_absent(const Divergence& div) const {
   for (int r : odd) {
     if (contains(crashed, r) || (rec.summary && rec.summary->crash_rank == r)) return Cause::kRankCrashed;
   }
+  if (div.p2p) {
+    // A pair's half that was never posted: the rank is alive if it enqueued work
+    // after its peer's unmatched op (it went on without it), idle or not.
+    bool later = true;
+    for (int r : odd) {
+      auto it = fr.last_enqueue_ns.find(r);
+      later = later && it != fr.last_enqueue_ns.end() && it->second > div.time_ns;
+    }
+    return later ? Cause::kMissingCollective : Cause::kRankStalled;
+  }
   bool finished = !odd.empty();
   for (int r : odd) finished = finished && finished_its_steps(r, div.pg_name);
   if (finished) return Cause::kMissingCollective;
@@ -65,9 +75,9 @@ void WalkContext::blame_divergence(const Divergence& div) {
   d.culprit_ranks = div.minority;
   d.pg_name = div.pg_name;
   d.pg_desc = div.pg_desc;
-  d.collective_seq_id = div.seq;
-  d.op = div.op;
-  d.op_name = div.op_name;
+  (div.p2p ? d.p2p_seq_id : d.collective_seq_id) = div.seq;
+  d.op = div.partner_op.empty() ? div.op : div.partner_op;
+  d.op_name = div.partner_op.empty() ? div.op_name : "";
   when_ = div.when;
   if (div.kind != DivergenceKind::kPresence) {
     d.cause = div.shift > 0   ? Cause::kExtraCollective
@@ -78,10 +88,13 @@ void WalkContext::blame_divergence(const Divergence& div) {
   } else {
     d.cause = div.minority_has_entry ? Cause::kExtraCollective : classify_absent(div);
   }
-  std::string t = ranks_text(div.minority) + " is the minority at pg " + div.pg_name + " seq " +
-                  std::to_string(div.seq) + " (" + std::to_string(div.minority.size()) + " of " +
-                  std::to_string(div.minority.size() + div.majority.size()) +
-                  " compared) -> " + std::string(to_string(d.cause));
+  std::string t = div.p2p ? ranks_text(div.minority) + " is the side of the pair that differs from its sibling "
+                            "pairs at pg " + div.pg_name + " p2p_seq_id " + std::to_string(div.seq) + " -> " +
+                            std::string(to_string(d.cause))
+                          : ranks_text(div.minority) + " is the minority at pg " + div.pg_name + " seq " +
+                                std::to_string(div.seq) + " (" + std::to_string(div.minority.size()) + " of " +
+                                std::to_string(div.minority.size() + div.majority.size()) +
+                                " compared) -> " + std::string(to_string(d.cause));
   if (d.cause == Cause::kRankStalled) t += ": no later work from it, GPU idle or unknown";
   if (d.cause == Cause::kMissingCollective && div.kind == DivergenceKind::kPresence) {
     bool finished = true;
@@ -91,8 +104,10 @@ void WalkContext::blame_divergence(const Divergence& div) {
                   : ": it is alive (it enqueued later work elsewhere)";
   }
   note(5, t);
-  note(5, "blame goes to the minority whichever dump is read first; a first-rank reference "
-          "(torchfrtrace) would blame the " + std::to_string(div.majority.size()) + " others");
+  if (!div.p2p) {
+    note(5, "blame goes to the minority whichever dump is read first; a first-rank reference "
+            "(torchfrtrace) would blame the " + std::to_string(div.majority.size()) + " others");
+  }
 }
 
 bool WalkContext::blame_without_divergence() {
@@ -199,6 +214,20 @@ void WalkContext::blame_hang() {
       break;
     }
   }
+  // A rank missing from a collective because it is blocked in a send or recv whose
+  // partner never came is a victim: follow the chain to the rank that never posted it.
+  if (best && !best->p2p && best->kind == DivergenceKind::kPresence && !best->minority_has_entry) {
+    for (const Divergence& div : fr.divergences) {
+      if (div.p2p && !div.minority_has_entry && contains(best->minority, div.majority[0])) {
+        note(5, "rank " + std::to_string(div.majority[0]) + " is missing from pg " + best->pg_name + " seq " +
+                    std::to_string(best->seq) + " because it is blocked in " + div.op + " (p2p_seq_id " +
+                    std::to_string(div.seq) + "), whose partner rank " + std::to_string(div.minority[0]) +
+                    " never posted");
+        best = &div;
+        break;
+      }
+    }
+  }
   if (best) {
     blame_divergence(*best);
   } else if (!blame_without_divergence()) {
@@ -211,7 +240,7 @@ void WalkContext::blame_hang() {
     d.culprit_ranks = {rec.summary->crash_rank};
     note(5, "summary.json names rank " + std::to_string(rec.summary->crash_rank) + " as crashed");
   }
-  if (d.collective_seq_id < 0 && rec.summary && rec.summary->hang_seq >= 0) {
+  if (d.collective_seq_id < 0 && d.p2p_seq_id < 0 && rec.summary && rec.summary->hang_seq >= 0) {
     d.pg_name = rec.summary->hang_process_group;
     d.collective_seq_id = rec.summary->hang_seq;
     d.op = rec.summary->hang_op;

@@ -48,6 +48,7 @@ struct Diagnosis {
   std::string pg_name;             // process group of the divergence ("0"), or ""
   std::string pg_desc;             // its description ("default_pg", "tp")
   int64_t collective_seq_id = -1;  // -1 when unknown
+  int64_t p2p_seq_id = -1;         // a p2p divergence: the unmatched op's p2p_seq_id, else -1
   std::string op;                  // profiling name, e.g. "nccl:all_reduce"
   std::string op_name;             // the op as the YAML names it (frames[0].name), or ""
   std::vector<Evidence> evidence;  // in isolation-order step order

@@ -56,7 +56,9 @@ std::string render_fr_dump(const Incident& inc);
 std::string render_ncclras(const Incident& inc, int query);    // query: 1 for the first call
 std::string render_nccl_debug(const Incident& inc);
 std::string render_bisect(const Incident& inc);
-std::string render_nccl_tests(const Incident& inc, int node);
+// all_reduce_perf on one node's GPUs, or across two nodes (node2 >= 0): the
+// incident's cost model with the link faults that pair crosses.
+std::string render_nccl_tests(const Incident& inc, int node, int node2 = -1);
 
 // Incident-clock costs in minutes (docs/drill.md says where each comes from).
 int rerun_minutes(const Incident& inc);  // restart plus the time to reach the fault again

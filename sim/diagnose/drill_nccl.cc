@@ -193,56 +193,95 @@ std::string render_bisect(const Incident& inc) {
   if (nodes < 2) return "bisect: the job runs on one node; nothing to halve\n";
   // A rank-bound fault (a slow GPU, a stuck or dead process, a node that never
   // started) follows its node; a program bug (a desync or a mismatch) follows the
-  // code and reproduces in either half.
-  std::vector<int> bound;
+  // code and reproduces in either half. A network fault needs traffic between
+  // nodes, so a one-node half runs clean even when it holds the bad NIC.
+  std::vector<int> bound, net_bound;
   for (const Fault& f : plan.scenario.faults) {
     if (f.kind == FaultKind::kStraggler || f.kind == FaultKind::kCrash || f.kind == FaultKind::kStall ||
         f.kind == FaultKind::kAbsent) {
       for (int r : f.ranks) bound.push_back(r / gpn);
+    } else if (f.kind == FaultKind::kLink || f.kind == FaultKind::kNicAffinity) {
+      net_bound.push_back(f.node);
+    } else if (f.kind == FaultKind::kGpuDirect) {
+      net_bound.insert(net_bound.end(), f.nodes.begin(), f.nodes.end());
     }
   }
+  const bool program = bound.empty() && net_bound.empty();
   const int half = nodes / 2;
   std::string symptom = inc.result.outcome == Outcome::kCompleted ? "slow (step time up)" :
                         inc.result.outcome == Outcome::kCrash ? "a worker dies" : "hangs";
   std::string out = "rerun as two half jobs: nodes 0-" + std::to_string(half - 1) + " and nodes " +
                     std::to_string(half) + "-" + std::to_string(nodes - 1) + " (dp halved, same program):\n";
+  int reproduced = 0;
   for (int h = 0; h < 2; ++h) {
     const int lo = h == 0 ? 0 : half;
     const int hi = h == 0 ? half : nodes;
-    bool repro = bound.empty();
+    bool repro = program;
     for (int n : bound) repro |= n >= lo && n < hi;
+    for (int n : net_bound) repro |= n >= lo && n < hi && hi - lo >= 2;
+    reproduced += repro;
     out += "  nodes " + std::to_string(lo) + "-" + std::to_string(hi - 1) + ": " + (repro ? symptom : std::string("runs clean")) + "\n";
   }
-  out += bound.empty() ? "both halves reproduce: the fault follows the program, not the hardware\n"
-                       : "only one half reproduces: the fault follows the hardware in that half; halve it again\n";
-  return out;
+  if (program) return out + "both halves reproduce: the fault follows the program, not the hardware\n";
+  if (reproduced == 2) return out + "both halves reproduce: the cause is in both halves (or everywhere); halve each again\n";
+  if (reproduced == 1) return out + "only one half reproduces: the fault follows the hardware in that half; halve it again\n";
+  return out + "neither half reproduces: the fault needs traffic between nodes (a NIC, GPUDirect, NUMA placement); "
+               "run nccl-tests on node pairs\n";
 }
 
-std::string render_nccl_tests(const Incident& inc, int node) {
+std::string render_nccl_tests(const Incident& inc, int node, int node2) {
   const Plan& plan = inc.plan;
-  if (node < 0 || node >= plan.scenario.fleet.nodes) return "nccl-tests: no such node\n";
+  const int nodes = plan.scenario.fleet.nodes;
+  if (node < 0 || node >= nodes || node2 >= nodes || node2 == node) return "nccl-tests: no such node\n";
+  const bool pair = node2 >= 0;
   const int gpn = plan.scenario.fleet.gpus_per_node;
   auto cost_or = make_cost_model(plan);  // the model the incident ran with
   if (!cost_or) return "nccl-tests: " + cost_or.errors()[0].message + "\n";
   const auto& cost = *cost_or;
-  std::string out = "node" + std::to_string(node) + ": $ all_reduce_perf -b 8M -e 1G -f 4 -g " + std::to_string(gpn) +
-                    "\n#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
-                    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n";
-  double sum = 0;
+  std::vector<std::pair<int, std::vector<int>>> ring;
+  for (int n : pair ? std::vector<int>{node, node2} : std::vector<int>{node}) {
+    ring.push_back({n, {}});
+    for (int l = 0; l < gpn; ++l) ring.back().second.push_back(l);
+  }
+  const std::vector<LinkDegradation> degraded = plan.node_degradations(ring);
+  const int n_gpus = gpn * static_cast<int>(ring.size());
+  const GroupShape shape{n_gpus, static_cast<int>(ring.size()), gpn};
+  std::string out = pair ? "node" + std::to_string(node) + ",node" + std::to_string(node2) + ": $ mpirun -np " +
+                               std::to_string(n_gpus) + " -H node" + std::to_string(node) + ":" + std::to_string(gpn) +
+                               ",node" + std::to_string(node2) + ":" + std::to_string(gpn) +
+                               " all_reduce_perf -b 8M -e 1G -f 4 -g 1"
+                         : "node" + std::to_string(node) + ": $ all_reduce_perf -b 8M -e 1G -f 4 -g " + std::to_string(gpn);
+  out += "\n#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+         "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n";
+  double sum = 0, healthy_sum = 0;
   int n = 0;
   char buf[200];
   for (int64_t bytes = 8 << 20; bytes <= (1ll << 30); bytes *= 4) {
-    const double us = static_cast<double>(cost->collective_time(OpKind::kAllReduce, bytes, GroupShape{gpn, 1, gpn}).ns) / 1e3;
-    const double algbw = static_cast<double>(bytes) / (us * 1e3);
-    const double busbw = algbw * 2.0 * (gpn - 1) / gpn;
+    const auto busbw_of = [&](Duration d) {
+      const double us = static_cast<double>(d.ns) / 1e3;
+      return std::pair{us, static_cast<double>(bytes) / (us * 1e3) * 2.0 * (n_gpus - 1) / n_gpus};
+    };
+    const auto [us, busbw] = busbw_of(cost->collective_time_degraded(OpKind::kAllReduce, bytes, shape, degraded));
+    healthy_sum += busbw_of(cost->collective_time(OpKind::kAllReduce, bytes, shape)).second;
     std::snprintf(buf, sizeof buf, "%12" PRId64 "  %12" PRId64 "     float     sum      -1  %7.1f  %6.2f  %6.2f      0\n",
-                  bytes, bytes / 4, us, algbw, busbw);
+                  bytes, bytes / 4, us, static_cast<double>(bytes) / (us * 1e3), busbw);
     out += buf;
     sum += busbw;
     ++n;
   }
   std::snprintf(buf, sizeof buf, "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : %.2f\n", sum / n);
-  return out + buf + "(in line with the fleet's other nodes: NVLink on this node is healthy)\n";
+  out += buf;
+  if (!pair) {
+    return out + "(in line with the fleet's other nodes: NVLink on this node is healthy; this test crosses no NIC, "
+                 "so run node pairs (`nccl-tests A B`) to test the network)\n";
+  }
+  if (sum < 0.9 * healthy_sum) {
+    std::snprintf(buf, sizeof buf, "(%.0f%% of the %.2f GB/s other node pairs reach: a NIC, GPUDirect or the NIC's "
+                  "NUMA placement on node%d or node%d is slow; pair each with a third node)\n",
+                  100.0 * sum / healthy_sum, healthy_sum / n, node, node2);
+    return out + buf;
+  }
+  return out + "(in line with the fleet's other node pairs: the network between these nodes is healthy)\n";
 }
 
 }  // namespace fleetsim::drill

@@ -96,7 +96,7 @@ std::string help_text() {
          "  ncclras                   NCCL RAS status: op counts per communicator (1)\n"
          "  rerun NCCL_DEBUG=INFO     rerun the job with COLL logging to the fault (10 + time to reach it)\n"
          "  bisect                    rerun as two half jobs (15 + time to reach the fault)\n"
-         "  nccl-tests NODE           all_reduce_perf on one node's GPUs (10)\n"
+         "  nccl-tests NODE [NODE2]   all_reduce_perf on one node's GPUs, or across a node pair (10)\n"
          "  hint                      the next isolation-order step (3)\n"
          "  answer RANK[,RANK..] CAUSE  e.g. `answer 5 rank_stalled`; ranks may be ranges (12-15)\n"
          "causes: extra_collective missing_collective mismatched_collective rank_stalled rank_crashed\n"
@@ -193,7 +193,8 @@ bool Session::handle(const std::string& raw) {
     out_ << render_bisect(inc_);
   } else if (cmd == "nccl-tests") {
     charge("nccl-tests", cost_of("nccl-tests"));
-    out_ << render_nccl_tests(inc_, int_arg(args, 0));
+    const int a = int_arg(args, 0);
+    out_ << render_nccl_tests(inc_, a, int_arg(args, -1));
   } else if (cmd == "hint") {
     charge("hint", cost_of("hint"));
     out_ << hint();

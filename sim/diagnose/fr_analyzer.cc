@@ -314,6 +314,7 @@ FrFindings analyze_fr(const std::map<int, FrDump>& dumps) {
   }
   f.missing_dumps.assign(missing.begin(), missing.end());
   std::stable_sort(f.divergences.begin(), f.divergences.end(), more_telling);
+  for (Divergence& d : find_p2p_divergences(dumps)) f.divergences.push_back(std::move(d));
   return f;
 }
 

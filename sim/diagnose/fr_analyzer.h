@@ -35,6 +35,9 @@ struct Divergence {
   bool when_on_minority = false;    // the condition sits on the minority's op
   int shift = 0;          // +1: minority runs one op ahead (extra); -1: one behind (skipped)
   int64_t time_ns = 0;    // earliest enqueue among the entries at seq
+  bool p2p = false;       // a send/recv pair: `seq` is the unmatched op's p2p_seq_id
+  std::string partner_op; // p2p, partner never posted: the op the minority should have posted
+  int64_t step = -1;      // p2p: the unmatched op's step, when frames record it
 };
 
 struct TimedOut {
@@ -55,6 +58,10 @@ struct FrFindings {
 };
 
 FrFindings analyze_fr(const std::map<int, FrDump>& dumps);
+
+// Send/recv pairs whose counts differ (fr_p2p.cc), one per directed pair; analyze_fr
+// appends them after the collective divergences.
+std::vector<Divergence> find_p2p_divergences(const std::map<int, FrDump>& dumps);
 
 // The rank whose collectives start last, consistently (others wait for it).
 struct LateArriver {

@@ -13,10 +13,11 @@ constexpr const char* kStepTitles[] = {
     "Flight-recorder alignment", "Culprit", "Fix"};
 
 std::string where_text(const Diagnosis& d) {
-  if (d.pg_name.empty() && d.collective_seq_id < 0 && d.op.empty()) return "-";
+  if (d.pg_name.empty() && d.collective_seq_id < 0 && d.p2p_seq_id < 0 && d.op.empty()) return "-";
   std::string t = "pg " + (d.pg_name.empty() ? "?" : d.pg_name);
   if (!d.pg_desc.empty()) t += " (" + d.pg_desc + ")";
   if (d.collective_seq_id >= 0) t += ", seq " + std::to_string(d.collective_seq_id);
+  if (d.p2p_seq_id >= 0) t += ", p2p_seq_id " + std::to_string(d.p2p_seq_id);
   if (!d.op.empty()) t += ", " + d.op;
   if (!d.op_name.empty()) t += " (op " + d.op_name + ")";
   return t;
@@ -80,6 +81,7 @@ std::string format_json(const Diagnosis& d) {
   j["culprit_ranks"] = d.culprit_ranks;
   j["process_group"] = {{"name", d.pg_name}, {"desc", d.pg_desc}};
   j["collective_seq_id"] = d.collective_seq_id;
+  j["p2p_seq_id"] = d.p2p_seq_id;
   j["op"] = {{"profiling_name", d.op}, {"name", d.op_name}};
   j["evidence"] = nlohmann::ordered_json::array();
   for (const Evidence& e : d.evidence) j["evidence"].push_back({{"step", e.step}, {"text", e.text}});

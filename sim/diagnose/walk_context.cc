@@ -125,6 +125,16 @@ bool WalkContext::counts(const Divergence& div) const {
 }
 
 std::string WalkContext::describe(const Divergence& div) const {
+  if (div.p2p) {
+    std::string t = "pg " + div.pg_name + " (" + div.pg_desc + ") p2p: rank " + std::to_string(div.majority[0]) +
+                    " and rank " + std::to_string(div.minority[0]) + " disagree: " + div.found + " on rank " +
+                    std::to_string(div.minority[0]) + " against " + div.expected + " on rank " +
+                    std::to_string(div.majority[0]) + "; first unmatched: " + div.op + " p2p_seq_id " +
+                    std::to_string(div.seq);
+    if (div.step >= 0) t += " in step " + std::to_string(div.step);
+    if (!div.op_name.empty()) t += " (op " + div.op_name + ")";
+    return t + (div.minority_has_entry ? " -> an extra p2p op" : " -> its partner was never posted");
+  }
   std::string t = "pg " + div.pg_name + " (" + div.pg_desc + ") seq " + std::to_string(div.seq) +
                   ": " + to_string(div.kind) + " on " + div.op;
   if (!div.op_name.empty()) t += " (op " + div.op_name + ")";

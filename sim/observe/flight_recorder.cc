@@ -104,8 +104,11 @@ std::string FlightRecorder::dump_json(int rank, SimTime t) const {
     int64_t in = 0, out = 0;
     work_numel(plan_, w, &in, &out);
     std::string prof = op_profiling_name(op.kind);
-    if (op.kind == OpKind::kSend) prof += " " + std::to_string(rank) + "->" + std::to_string(w.peer);
-    if (op.kind == OpKind::kRecv) prof += " " + std::to_string(rank) + "<-" + std::to_string(w.peer);
+    // PyTorch names p2p ops with group ranks: "nccl:send 0->1" on a pp group.
+    const std::string self = std::to_string(plan_.group_index(w.group, rank));
+    const std::string peer = std::to_string(plan_.group_index(w.group, w.peer));
+    if (op.kind == OpKind::kSend) prof += " " + self + "->" + peer;
+    if (op.kind == OpKind::kRecv) prof += " " + self + "<-" + peer;
     Json e;
     e["record_id"] = w.record_id;
     e["pg_id"] = static_cast<int>(w.group);

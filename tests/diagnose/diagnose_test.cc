@@ -95,6 +95,20 @@ TEST(Diagnose, SkippedOpAtTheTailByALiveRank) {
   EXPECT_EQ(d.pg_desc, "dp");
 }
 
+// Send/recv are aligned per directed pair: rank 3 never posted the recv for rank 1's
+// third send. Rank 1, blocked in that send, is absent from the world all-reduce, but
+// it is the victim; the p2p names (group ranks, as PyTorch writes them) map to 1 and 3.
+TEST(Diagnose, P2pRecvNeverPostedFollowsTheChainToItsRank) {
+  const Diagnosis d = diagnose_fixture("p2p_skip");
+  EXPECT_EQ(d.verdict, Verdict::kHang);
+  EXPECT_EQ(d.cause, Cause::kMissingCollective);
+  EXPECT_EQ(d.culprit_ranks, std::vector<int>{3});
+  EXPECT_EQ(d.pg_desc, "pp");
+  EXPECT_EQ(d.p2p_seq_id, 3);
+  EXPECT_EQ(d.collective_seq_id, -1);
+  EXPECT_EQ(d.op, "nccl:recv 1<-0");
+}
+
 // (d) Entries that stop early on a rank whose GPU reads 0% mean a stalled rank.
 TEST(Diagnose, StalledRankWithIdleGpu) {
   const Diagnosis d = diagnose_fixture("stalled");

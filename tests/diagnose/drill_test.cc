@@ -123,6 +123,24 @@ TEST(DrillEvidence, NcclrasShowsOpCountGap) {
   EXPECT_TRUE(has(second, "the gap does not move")) << second;
 }
 
+// nccl-tests on a node pair crossing the remote-NUMA NIC reads slow; a healthy pair and a single node
+// (NVLink only) read healthy; bisect names the half with the bad node, and a one-node half runs clean.
+TEST(DrillEvidence, NcclTestsOnNodePairsFindTheSlowNetwork) {
+  Result<Incident> inc = build_incident(scenario("nic_numa_mismatch"), work_dir("nccltests"));
+  ASSERT_TRUE(inc.ok());
+  const std::string single = render_nccl_tests(*inc, 1);
+  const std::string healthy = render_nccl_tests(*inc, 0, 1);
+  const std::string slow = render_nccl_tests(*inc, 2, 3);
+  const std::string bisect = render_bisect(*inc);
+  fs::remove_all(work_dir("nccltests"));
+  EXPECT_TRUE(has(single, "this test crosses no NIC")) << single;
+  EXPECT_TRUE(has(healthy, "mpirun -np 16 -H node0:8,node1:8 all_reduce_perf")) << healthy;
+  EXPECT_TRUE(has(healthy, "the network between these nodes is healthy")) << healthy;
+  EXPECT_TRUE(has(slow, "of the") && has(slow, "on node2 or node3 is slow")) << slow;
+  EXPECT_TRUE(has(bisect, "nodes 0-1: runs clean")) << bisect;
+  EXPECT_TRUE(has(bisect, "nodes 2-3: slow (step time up)")) << bisect;
+}
+
 // The library holds at least eight incidents, and --random with the same seed picks the same one.
 TEST(DrillCli, RandomIsDeterministicAndDrawsFromEightIncidents) {
   const std::vector<std::string> incidents = list_incidents(std::string(FLEETSIM_SOURCE_DIR) + "/scenarios");
