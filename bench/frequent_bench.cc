@@ -1,12 +1,18 @@
 // Frequent operations (SimPy's "frequent" group): the event heap's push/pop,
 // one counter-based random draw, and one compute-time sample. These bound
 // every executor's per-op cost; the floor for a rank-step is one normal draw.
+// Also one collective under the step model (job.collective_model: steps), cold
+// (schedule and longest paths) and warm (a call with the spans cached).
 #include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <vector>
 
 #include "fleetsim/rng.h"
 #include "sim/core/event_queue.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/model/compute_time.h"
+#include "sim/model/ring_steps.h"
 
 namespace fleetsim {
 namespace {
@@ -59,6 +65,52 @@ void BM_SampleCompute(benchmark::State& state) {
   state.SetLabel(laws[state.range(0)]);
 }
 BENCHMARK(BM_SampleCompute)->DenseRange(0, 2);
+
+// One 1 GiB Ring all-reduce under the step model on range(0) ranks (8 GPUs a
+// DGX H100 node): building its schedule and every member's longest path, the
+// work done once per (collective, size, group shape, degradations).
+void BM_RingStepsSchedule(benchmark::State& state) {
+  const int ranks = static_cast<int>(state.range(0));
+  nccl::Fabric f = *nccl::fabric_preset("dgx-h100");
+  f.nodes = std::max(1, ranks / 8);
+  nccl::Options o;
+  o.algo = "ring";
+  const auto model = *nccl::Model::create(f, o);
+  nccl::StepRequest req;
+  req.bytes = int64_t{1} << 30;
+  req.shape = GroupShape{ranks, f.nodes, std::min(ranks, 8)};
+  int64_t transfers = 0;
+  for (auto _ : state) {
+    const nccl::StepSchedule s = nccl::ring_schedule(model, req, nccl::Proto::kSimple);
+    benchmark::DoNotOptimize(nccl::completion_spans_us(s));
+    transfers = s.transfers() * static_cast<int64_t>(s.chunk_us.size());
+  }
+  state.counters["transfers"] = static_cast<double>(transfers);
+  state.SetItemsProcessed(state.iterations() * transfers);
+}
+BENCHMARK(BM_RingStepsSchedule)->Arg(8)->Arg(64)->Arg(512)->Unit(benchmark::kMillisecond);
+
+// The same collective as the engine asks for it, with jittered arrivals, once
+// the spans are cached: O(ranks) per call.
+void BM_RingStepsCall(benchmark::State& state) {
+  const int ranks = static_cast<int>(state.range(0));
+  nccl::Fabric f = *nccl::fabric_preset("dgx-h100");
+  f.nodes = std::max(1, ranks / 8);
+  nccl::Options o;
+  o.algo = "ring";
+  const auto cost = nccl::make_ring_steps_model(f, o);
+  const GroupShape shape{ranks, f.nodes, std::min(ranks, 8)};
+  std::vector<int64_t> arrivals(static_cast<size_t>(ranks));
+  const uint64_t s = stream_seed(1, 0, Stream::kComputeJitter);
+  uint64_t c = 0;
+  const std::vector<LinkDegradation> none;
+  for (auto _ : state) {
+    for (int64_t& a : arrivals) a = static_cast<int64_t>(draw_u64(s, c++) % 1'000'000);
+    benchmark::DoNotOptimize(cost->collective_time_after(OpKind::kAllReduce, int64_t{1} << 30, shape, none, arrivals, 0));
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_RingStepsCall)->Arg(8)->Arg(64)->Arg(512);
 
 }  // namespace
 }  // namespace fleetsim

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "fleetsim/scenario.h"
@@ -50,6 +51,22 @@ class CostModel {
   virtual Duration collective_time_degraded(OpKind op, int64_t bytes, const GroupShape& shape,
                                             const std::vector<LinkDegradation>& /*degraded*/) const {
     return collective_time(op, bytes, shape);
+  }
+
+  // Models that time a collective step by step (job.collective_model: steps)
+  // need each member's arrival; the engine records arrivals only when this is true.
+  virtual bool wants_arrivals() const { return false; }
+
+  // Time from the LAST member's arrival to completion, given every member's
+  // arrival: `arrival_ns[i]` is when group member i (group order) arrived, on any
+  // common clock. `root` is the group index of a broadcast/reduce root. Early
+  // members may have done part of the work by then, so the result can be shorter
+  // than collective_time_degraded(). The default ignores the arrivals.
+  virtual Duration collective_time_after(OpKind op, int64_t bytes, const GroupShape& shape,
+                                         const std::vector<LinkDegradation>& degraded,
+                                         std::span<const int64_t> /*arrival_ns*/, int /*root*/) const {
+    return degraded.empty() ? collective_time(op, bytes, shape)
+                            : collective_time_degraded(op, bytes, shape, degraded);
   }
 
   // A short name for summaries ("alpha-beta ring").

@@ -41,7 +41,7 @@ const Names kParallelKeys = {"tp", "dp", "pp"};
 const Names kJobKeys = {"steps", "seed", "watchdog", "telemetry_period", "launch_queue",
                         "flight_recorder_entries", "dump_wait", "crash_detect", "collective_model", "nccl"};
 const Names kNcclKeys = {"version", "algo", "proto"};
-const Names kCollectiveModels = {"nccl", "alpha-beta"};
+const Names kCollectiveModels = {"nccl", "alpha-beta", "steps"};
 const Names kExpectKeys = {"outcome", "hang_step", "steps_completed", "cause", "culprit"};
 const Names kCauses = {"none", "extra_collective", "missing_collective", "mismatched_collective", "rank_stalled",
                        "rank_crashed", "straggler", "rotating_straggler", "slow_link", "ranks_absent",

@@ -6,6 +6,7 @@
 
 #include "sim/model/calibration.h"
 #include "sim/model/nccl_model.h"
+#include "sim/model/ring_steps.h"
 
 namespace fleetsim {
 
@@ -30,6 +31,8 @@ Result<std::unique_ptr<CostModel>> make_cost_model(const Plan& plan) {
     d.loc.file = plan.scenario.file;
     return d;
   }
+  if (job.collective_model == "steps")  // NCCL's Ring run step by step on the links
+    return nccl::make_ring_steps_model(fabric_from_fleet(plan.scenario.fleet), options);
   return make_nccl_model(fabric_from_fleet(plan.scenario.fleet), options);
 }
 

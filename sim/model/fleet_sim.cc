@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <span>
 
 #include "fleetsim/rng.h"
 
@@ -65,6 +66,13 @@ FleetSim::FleetSim(const Plan& plan, const CostModel& cost, const std::vector<Ob
       idx[static_cast<size_t>(i)] = static_cast<int32_t>(degraded_.size());
       degraded_.push_back(std::move(d));
     }
+  }
+  want_arrivals_ = cost.wants_arrivals();
+  for (int g = 0; g < kGroupKinds && want_arrivals_; ++g) {
+    const auto kind = static_cast<GroupKind>(g);
+    if (plan.group_exists(kind))
+      arrivals_[static_cast<size_t>(g)].assign(
+          static_cast<size_t>(plan.group_count(kind)) * static_cast<size_t>(plan.group_size(kind)), 0);
   }
   if (plan.scenario.job.watchdog) timeout_ns_ = plan.scenario.job.watchdog->ns;
   q_.reserve(n * 2 + 16);
@@ -462,13 +470,26 @@ void FleetSim::arrive(int r, GpuItem& item) {
     s.mismatch = true;  // NCCL would never finish (or corrupt); we model: never completes
   }
   s.last_arrival = now_.ns;
-  if (++s.arrived < plan_.group_size(w.group) || s.mismatch) return;
+  const int size = plan_.group_size(w.group);
+  const size_t first = static_cast<size_t>(inst) * static_cast<size_t>(size);
+  if (want_arrivals_)
+    arrivals_[static_cast<size_t>(w.group)][first + static_cast<size_t>(plan_.group_index(w.group, r))] = now_.ns;
+  if (++s.arrived < size || s.mismatch) return;
   const GroupShape shape = plan_.group_shape(w.group, inst);
   const auto& di = degraded_index_[static_cast<size_t>(w.group)];
   const int32_t dix = di.empty() ? -1 : di[static_cast<size_t>(inst)];
-  const int64_t d = (dix < 0 ? cost_.collective_time(s.kind, s.bytes, shape)
-                             : cost_.collective_time_degraded(s.kind, s.bytes, shape, degraded_[static_cast<size_t>(dix)]))
-                        .ns;
+  int64_t d = 0;
+  if (want_arrivals_) {  // the step model: early members may have started the pipeline
+    static const std::vector<LinkDegradation> kHealthy;
+    const std::span<const int64_t> arrived(arrivals_[static_cast<size_t>(w.group)].data() + first,
+                                           static_cast<size_t>(size));
+    d = cost_.collective_time_after(s.kind, s.bytes, shape, dix < 0 ? kHealthy : degraded_[static_cast<size_t>(dix)],
+                                    arrived, s.root).ns;
+  } else {
+    d = (dix < 0 ? cost_.collective_time(s.kind, s.bytes, shape)
+                 : cost_.collective_time_degraded(s.kind, s.bytes, shape, degraded_[static_cast<size_t>(dix)]))
+            .ns;
+  }
   const SimTime end = now_ + Duration{d};
   const double frac = shape.nodes > 1 ? static_cast<double>(shape.nodes) / shape.ranks : 0.0;
   const auto nic = static_cast<int64_t>(ring_bytes_sent_per_rank(s.kind, s.bytes, shape.ranks) * frac);

@@ -115,6 +115,11 @@ class FleetSim {
   // Degraded links per group instance: index into degraded_ (-1 = healthy).
   std::array<std::vector<int32_t>, kGroupKinds> degraded_index_;
   std::vector<std::vector<LinkDegradation>> degraded_;
+  // Per-member arrival times (ns) per group instance, instance-major, kept only
+  // for cost models that time collectives from every member's arrival
+  // (CostModel::wants_arrivals, job.collective_model: steps).
+  bool want_arrivals_ = false;
+  std::array<std::vector<int64_t>, kGroupKinds> arrivals_;
   ComputeTime compute_time_;
 
   // Watchdog.

@@ -50,6 +50,10 @@ Eligibility lockstep_eligible(const Plan& plan) {
       return e;
     }
   }
+  if (plan.scenario.job.collective_model == "steps") {  // times collectives from every member's arrival
+    e.why = "collective_model: steps needs the event executor";
+    return e;
+  }
   if (!plan.step_faults.empty() || !plan.op_faults.empty() || !plan.absent_ranks.empty()) {
     e.why = "stall, crash, skip, mismatch and absent faults need the event executor";
     return e;

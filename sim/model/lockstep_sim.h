@@ -23,7 +23,8 @@ namespace fleetsim {
 // every `when` reads only `step` and `world_size` (so all ranks run the same
 // ops); the only faults are compute-time ones (straggler, intermittent, pause,
 // throttle). Not eligible: cpu, log, store_barrier, send/recv, rank-dependent
-// `when`, stall, crash, skip, mismatch, absent. At run time the executor also
+// `when`, stall, crash, skip, mismatch, absent, `collective_model: steps`
+// (it times a collective from every member's arrival). At run time the executor also
 // gives up (and the caller falls back) if a collective could have waited past
 // the watchdog's timeout or a `when` divides by zero.
 struct Eligibility {

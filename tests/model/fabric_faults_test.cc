@@ -94,7 +94,7 @@ TEST(FabricFaults, BadInputIsDiagnosed) {
       "name: f\nfleet: {system: dgx-h100, nodes: 2}\njob: {steps: 2, collective_model: stepz}\nstep:\n  - sync\n",
       "f.yaml");
   ASSERT_FALSE(bad_model.ok());
-  EXPECT_NE(bad_model.errors()[0].message.find("expected one of: nccl, alpha-beta"), std::string::npos)
+  EXPECT_NE(bad_model.errors()[0].message.find("expected one of: nccl, alpha-beta, steps"), std::string::npos)
       << bad_model.errors()[0].message;
   auto bad_algo = load_scenario_text(
       "name: f\nfleet: {system: dgx-h100, nodes: 2}\njob: {steps: 2, nccl: {algo: rung}}\nstep:\n  - sync\n", "f.yaml");
