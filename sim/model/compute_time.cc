@@ -242,6 +242,7 @@ Plan jitter_free(const Plan& plan) {
   p.op_faults.clear();
   p.stragglers.clear();
   p.absent_ranks.clear();
+  p.link_faults.clear();
   return p;
 }
 

@@ -54,6 +54,10 @@ Eligibility lockstep_eligible(const Plan& plan) {
     e.why = "collective_model: steps needs the event executor";
     return e;
   }
+  if (!plan.link_faults.empty()) {  // degraded groups need their own collective times
+    e.why = "link, gpudirect and nic_affinity faults need the event executor";
+    return e;
+  }
   if (!plan.step_faults.empty() || !plan.op_faults.empty() || !plan.absent_ranks.empty()) {
     e.why = "stall, crash, skip, mismatch and absent faults need the event executor";
     return e;

@@ -108,6 +108,9 @@ TEST(LockstepSim, IneligiblePlansSayWhy) {
       {"  - when: \"rank == 0\"\n    do:\n      - compute: {time: 1ms}\n", "rank"},
       {"  - compute: {time: 1ms}\n  - allreduce: {name: g, bytes: 1MiB}\nfaults:\n  - crash: {rank: 1, at_step: 2}\n",
        "crash"},
+      // A degraded link gives some group instances their own collective time.
+      {"  - compute: {time: 1ms}\n  - allreduce: {name: g, bytes: 1MiB}\nfaults:\n  - link: {node: 1, nic: 0, bandwidth: 25%}\n",
+       "link"},
   };
   for (const auto& [body, why] : cases) {
     const Eligibility e = lockstep_eligible(plan_of(head + body));
