@@ -76,6 +76,7 @@ struct Plan {
   std::vector<Fault> stragglers;    // kStraggler
   std::vector<int> absent_ranks;    // kAbsent: ranks that never start
   std::vector<Fault> link_faults;   // kLink, kGpuDirect, kNicAffinity
+  std::vector<Fault> nic_faults;    // kNicDown
 
   bool group_exists(GroupKind g) const;
   // Process-group layout. Instances of a kind are numbered 0..count-1.
@@ -92,6 +93,11 @@ struct Plan {
   // The same for any set of GPUs: (node, local GPU indices) in ring order, one
   // entry per node (what a node-pair nccl-tests run would cross).
   std::vector<LinkDegradation> node_degradations(const std::vector<std::pair<int, std::vector<int>>>& nodes) const;
+  // Whether traffic between these ranks crosses NIC `nic` of `node`: they span
+  // two or more nodes and one of them on `node` is a GPU that NIC serves.
+  bool crosses_nic(const std::vector<int>& members, int node, int nic) const;
+  // The local GPUs that NIC `nic` serves (rail-optimized: gpus_per_node / nics_per_node each).
+  bool nic_serves(int rank, int node, int nic) const;
   // Rank variables for `when` expressions at `step`.
   VarValues vars(int rank, int64_t step) const;
   // The line a `log` op prints on `rank` at `step`: {var} becomes the rank's

@@ -148,6 +148,7 @@ enum class FaultKind : uint8_t {
   kLink,       // NIC `nic` of `node` runs at `fraction` of its rate (a degraded cable or port)
   kGpuDirect,  // GPUDirect RDMA off on `nodes`: NIC traffic is staged through host memory
   kNicAffinity,// GPU `gpu` of `node` uses a NIC on the remote NUMA node (no GPUDirect, host-staged)
+  kNicDown,    // NIC `nic` of `node` goes down at at_step: no failover; NCCL errors after the IB retry timeout
 };
 const char* fault_yaml_name(FaultKind k);
 
@@ -180,13 +181,13 @@ struct Fault {
   double slowdown = 1.0;          // kStraggler
   int64_t from_step = 1;          // kStraggler
   int64_t to_step = INT64_MAX;    // kStraggler (inclusive)
-  int64_t at_step = 0;            // kStall, kCrash, kSkip, kMismatch
+  int64_t at_step = 0;            // kStall, kCrash, kSkip, kMismatch, kNicDown
   std::string where;              // kStall: "data_loader", "checkpoint", ...
   std::string op;                 // kSkip, kMismatch: the op's name; kStall: optional cpu op
   std::optional<int64_t> bytes;   // kMismatch
   std::optional<DType> dtype;     // kMismatch
-  int node = -1;                  // kLink, kNicAffinity
-  int nic = -1;                   // kLink
+  int node = -1;                  // kLink, kNicAffinity, kNicDown
+  int nic = -1;                   // kLink, kNicDown
   int gpu = -1;                   // kNicAffinity: local GPU index on the node
   double fraction = 1.0;          // kLink: share of the NIC's rate left
   std::vector<int> nodes;         // kGpuDirect

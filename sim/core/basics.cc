@@ -139,6 +139,7 @@ const char* fault_yaml_name(FaultKind k) {
     case FaultKind::kLink: return "link";
     case FaultKind::kGpuDirect: return "gpudirect";
     case FaultKind::kNicAffinity: return "nic_affinity";
+    case FaultKind::kNicDown: return "nic_down";
   }
   return "?";
 }

@@ -134,6 +134,22 @@ std::vector<LinkDegradation> Plan::node_degradations(const std::vector<std::pair
   return out;
 }
 
+bool Plan::nic_serves(int rank, int node, int nic) const {
+  const int gpn = scenario.fleet.gpus_per_node;
+  const int gpus_per_nic = std::max(1, gpn / std::max(1, scenario.fleet.nics_per_node));
+  return rank / gpn == node && (rank % gpn) / gpus_per_nic == nic;
+}
+
+bool Plan::crosses_nic(const std::vector<int>& members, int node, int nic) const {
+  const int gpn = scenario.fleet.gpus_per_node;
+  bool two_nodes = false, serves = false;
+  for (int r : members) {
+    two_nodes = two_nodes || r / gpn != members.front() / gpn;
+    serves = serves || nic_serves(r, node, nic);
+  }
+  return two_nodes && serves;
+}
+
 VarValues Plan::vars(int rank, int64_t step) const {
   VarValues v{};
   const int gpn = scenario.fleet.gpus_per_node;
@@ -297,6 +313,7 @@ Result<Plan> compile_plan(const Scenario& scenario) {
       case FaultKind::kLink: case FaultKind::kGpuDirect: case FaultKind::kNicAffinity:
         plan.link_faults.push_back(f);
         break;
+      case FaultKind::kNicDown: plan.nic_faults.push_back(f); break;
     }
   }
   return plan;

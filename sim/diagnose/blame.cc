@@ -131,6 +131,22 @@ bool WalkContext::blame_without_divergence() {
   return false;
 }
 
+// NCCL's network error in the log names the ranks whose NIC or link failed: their
+// processes went down on it, and the survivors' stuck collectives are consequences.
+bool WalkContext::blame_network_error() {
+  if (net_errors.empty()) return false;
+  d.cause = Cause::kNetworkError;
+  d.culprit_ranks = net_errors;
+  size_t line_no = 0;
+  for (size_t i = 0; i < rec.log_lines.size() && line_no == 0; ++i) {
+    if (rec.log_lines[i].find("Got completion from peer") != std::string::npos) line_no = i + 1;
+  }
+  note(5, "job.log" + (line_no ? " line " + std::to_string(line_no) : std::string()) + ": " +
+              ranks_text(net_errors) + " got an IB completion error (status=12: retry count exceeded) and "
+              "ncclRemoteError -> network_error: the NIC or link under them failed; NCCL does not fail over");
+  return true;
+}
+
 // summary.json's `outcome: crash` is authoritative: the crashed rank left no dump,
 // and what the survivors' dumps show are consequences.
 bool WalkContext::blame_crash_from_summary() {
@@ -199,7 +215,7 @@ bool WalkContext::blame_cpu_blocked() {
 }
 
 void WalkContext::blame_hang() {
-  if (blame_crash_from_summary() || blame_absent() || blame_cpu_blocked()) {
+  if (blame_network_error() || blame_crash_from_summary() || blame_absent() || blame_cpu_blocked()) {
     if (rec.summary && rec.summary->hang_seq >= 0) {
       d.pg_name = rec.summary->hang_process_group;
       d.collective_seq_id = rec.summary->hang_seq;
@@ -402,6 +418,11 @@ std::string WalkContext::advice() const {
              "a slow step. Python garbage collection is the usual suspect (gc.freeze() after setup, "
              "gc.disable() and a gc.collect() on every rank at the same step); then data-loader workers, "
              "host memory pressure and noisy neighbours.";
+    case Cause::kNetworkError:
+      return "The NIC (or its cable or switch port) serving " + who + " failed; NCCL picks NICs at communicator "
+             "creation and does not fail over, so the job died after the IB retry timeout. On that node: ibstat / "
+             "ibv_devinfo (port state), dmesg (mlx5 link down), the switch port's counters. Restart from the last "
+             "checkpoint without that node, or after the link is fixed; raising NCCL_IB_TIMEOUT only delays the error.";
     case Cause::kUnknown: break;
   }
   return "Query ncclras twice and look for a gap that does not move; diff opCount with "

@@ -29,6 +29,7 @@ enum class Cause {
   kRanksAbsent,           // ranks that never started: no dump, no log, nothing completed
   kCpuBlocked,            // every GPU idle: all ranks blocked on CPU-side work (a store barrier)
   kRotatingStraggler,     // a slow run: transient stalls that hit a different rank each step
+  kNetworkError,          // NCCL reported a network error (a NIC or link down): ncclRemoteError
   kUnknown,               // hung or slow, but the evidence does not single anyone out
 };
 

@@ -39,7 +39,8 @@ std::vector<PathStep> fastest_path(diagnose::Cause c) {
     case Cause::kRankStalled:
       return {{1, "hang or slow?", "logs", false}, {2, "utilization", "nvidia-smi", true},
               {4, "py-spy the odd rank", "py-spy dump RANK", false}};
-    case Cause::kRankCrashed: return {{1, "hang or slow?", "logs", true}};
+    case Cause::kRankCrashed:
+    case Cause::kNetworkError: return {{1, "hang or slow?", "logs", true}};
     case Cause::kRanksAbsent:
       return {{1, "hang or slow?", "logs", false}, {2, "utilization", "nvidia-smi", true}};
     case Cause::kCpuBlocked:
@@ -100,7 +101,7 @@ std::string help_text() {
          "  hint                      the next isolation-order step (3)\n"
          "  answer RANK[,RANK..] CAUSE  e.g. `answer 5 rank_stalled`; ranks may be ranges (12-15)\n"
          "causes: extra_collective missing_collective mismatched_collective rank_stalled rank_crashed\n"
-         "        straggler rotating_straggler slow_link ranks_absent cpu_blocked\n";
+         "        straggler rotating_straggler slow_link network_error ranks_absent cpu_blocked\n";
 }
 
 std::vector<int> parse_ranks(const std::string& text, bool* ok) {

@@ -47,6 +47,7 @@ std::string_view to_string(Cause c) {
     case Cause::kRanksAbsent: return "ranks_absent";
     case Cause::kCpuBlocked: return "cpu_blocked";
     case Cause::kRotatingStraggler: return "rotating_straggler";
+    case Cause::kNetworkError: return "network_error";
     case Cause::kUnknown: return "unknown";
   }
   return "?";

@@ -197,6 +197,17 @@ std::vector<int> find_crashed_ranks(const std::vector<std::string>& lines) {
   return std::vector<int>(ranks.begin(), ranks.end());
 }
 
+std::vector<int> find_network_error_ranks(const std::vector<std::string>& lines) {
+  std::set<int> ranks;
+  for (const std::string& line : lines) {
+    if (line.find("ncclRemoteError") == std::string::npos && line.find("there was a network error") == std::string::npos &&
+        line.find("Got completion from peer") == std::string::npos)
+      continue;
+    if (const int r = rank_of_line(line); r >= 0) ranks.insert(r);
+  }
+  return std::vector<int>(ranks.begin(), ranks.end());
+}
+
 StepTrend read_step_trend(const std::vector<StepRow>& steps) {
   StepTrend t;
   if (steps.size() < 6) return t;

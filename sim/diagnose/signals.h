@@ -52,6 +52,10 @@ std::vector<WatchdogLine> find_watchdog_lines(const std::vector<std::string>& li
 // A bare `local_rank: N` is a rank within its node, not a global rank, and is ignored.
 std::vector<int> find_crashed_ranks(const std::vector<std::string>& lines);
 
+// Ranks whose log shows NCCL's network error (ncclRemoteError, or an IB completion
+// error): a NIC, cable or switch port failed under them. NCCL does not fail over.
+std::vector<int> find_network_error_ranks(const std::vector<std::string>& lines);
+
 // The rank a log line is prefixed with ("[rank3]:", "[Rank 3]"), or -1.
 int rank_of_line(std::string_view line);
 

@@ -15,6 +15,7 @@ WalkContext::WalkContext(const Record& r) : rec(r) {
   util = read_utilization(rec.telemetry);
   watchdogs = find_watchdog_lines(rec.log_lines);
   crashed = find_crashed_ranks(rec.log_lines);
+  net_errors = find_network_error_ranks(rec.log_lines);
   trend = read_step_trend(rec.steps);
   late = find_late_arriver(rec.dumps);
   window = find_slow_window(rec.steps);

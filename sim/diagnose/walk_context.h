@@ -32,6 +32,7 @@ class WalkContext {
   UtilPattern util;
   std::vector<WatchdogLine> watchdogs;
   std::vector<int> crashed;
+  std::vector<int> net_errors;  // ranks whose log shows NCCL's network error
   StepTrend trend;
   std::optional<LateArriver> late;
   std::optional<SlowWindow> window;       // a slow stretch mid-run (steps.csv)
@@ -51,6 +52,7 @@ class WalkContext {
   Cause classify_absent(const Divergence& div) const;
   bool blame_without_divergence();
   bool blame_crash_from_summary();
+  bool blame_network_error();
   bool blame_absent();
   bool blame_cpu_blocked();
   bool group_progressed(int rank) const;

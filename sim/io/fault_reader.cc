@@ -27,7 +27,8 @@ constexpr FaultName kFaults[] = {{"straggler", FaultKind::kStraggler, SlowMode::
                                  {"absent", FaultKind::kAbsent, SlowMode::kPersistent},
                                  {"link", FaultKind::kLink, SlowMode::kPersistent},
                                  {"gpudirect", FaultKind::kGpuDirect, SlowMode::kPersistent},
-                                 {"nic_affinity", FaultKind::kNicAffinity, SlowMode::kPersistent}};
+                                 {"nic_affinity", FaultKind::kNicAffinity, SlowMode::kPersistent},
+                                 {"nic_down", FaultKind::kNicDown, SlowMode::kPersistent}};
 
 Names fault_keys(FaultKind k, SlowMode m) {
   switch (k) {
@@ -47,6 +48,7 @@ Names fault_keys(FaultKind k, SlowMode m) {
     case FaultKind::kLink: return {"node", "nic", "bandwidth"};
     case FaultKind::kGpuDirect: return {"nodes", "enabled"};
     case FaultKind::kNicAffinity: return {"node", "gpu", "numa"};
+    case FaultKind::kNicDown: return {"node", "nic", "at_step"};
   }
   return {};
 }
@@ -163,8 +165,10 @@ std::optional<Fault> ScenarioReader::read_fault(const YamlNode& n) {
   const YamlNode& body = n.items[0];
   const size_t errors_before = error_count();
   if (!check_map(body, what, fault_keys(f.kind, f.mode))) return std::nullopt;
-  if (f.kind == FaultKind::kLink || f.kind == FaultKind::kGpuDirect || f.kind == FaultKind::kNicAffinity) {
+  if (f.kind == FaultKind::kLink || f.kind == FaultKind::kGpuDirect || f.kind == FaultKind::kNicAffinity ||
+      f.kind == FaultKind::kNicDown) {
     read_fabric_fault(body, what, &f);
+    if (f.kind == FaultKind::kNicDown) read_fault_step(body, "at_step", what, true, &f.at_step);
     if (error_count() != errors_before) return std::nullopt;
     return f;
   }
@@ -213,6 +217,7 @@ std::optional<Fault> ScenarioReader::read_fault(const YamlNode& n) {
     case FaultKind::kLink:
     case FaultKind::kGpuDirect:
     case FaultKind::kNicAffinity:
+    case FaultKind::kNicDown:
       break;
     case FaultKind::kSkip:
     case FaultKind::kMismatch:
@@ -275,6 +280,10 @@ void ScenarioReader::read_fabric_fault(const YamlNode& body, const std::string& 
   }
   if (const YamlNode* v = require(body, "node", what)) {
     if (auto x = node_index(*v, "node")) f->node = *x;
+  }
+  if (f->kind == FaultKind::kNicDown) {
+    bounded("nic", s_.fleet.nics_per_node, "NIC", &f->nic);
+    return;
   }
   if (f->kind == FaultKind::kLink) {
     bounded("nic", s_.fleet.nics_per_node, "NIC", &f->nic);

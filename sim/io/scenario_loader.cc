@@ -44,8 +44,8 @@ const Names kNcclKeys = {"version", "algo", "proto"};
 const Names kCollectiveModels = {"nccl", "alpha-beta", "steps"};
 const Names kExpectKeys = {"outcome", "hang_step", "steps_completed", "cause", "culprit"};
 const Names kCauses = {"none", "extra_collective", "missing_collective", "mismatched_collective", "rank_stalled",
-                       "rank_crashed", "straggler", "rotating_straggler", "slow_link", "ranks_absent",
-                       "cpu_blocked", "unknown"};
+                       "rank_crashed", "straggler", "rotating_straggler", "slow_link", "network_error",
+                       "ranks_absent", "cpu_blocked", "unknown"};
 const Names kOutcomes = {"completed", "hang", "crash", "deadlock"};
 
 }  // namespace

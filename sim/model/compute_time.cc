@@ -243,6 +243,7 @@ Plan jitter_free(const Plan& plan) {
   p.stragglers.clear();
   p.absent_ranks.clear();
   p.link_faults.clear();
+  p.nic_faults.clear();
   return p;
 }
 

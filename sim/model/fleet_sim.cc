@@ -75,6 +75,9 @@ FleetSim::FleetSim(const Plan& plan, const CostModel& cost, const std::vector<Ob
           static_cast<size_t>(plan.group_count(kind)) * static_cast<size_t>(plan.group_size(kind)), 0);
   }
   if (plan.scenario.job.watchdog) timeout_ns_ = plan.scenario.job.watchdog->ns;
+  nic_down_at_.assign(plan.nic_faults.size(), -1);
+  nic_err_pending_.assign(plan.nic_faults.size(), 0);
+  nic_err_group_.assign(plan.nic_faults.size(), GroupKind::kWorld);
   q_.reserve(n * 2 + 16);
 }
 
@@ -173,6 +176,7 @@ void FleetSim::dispatch(const Event& e) {
     case kAbort:
       stop_ = true;
       break;
+    case kNicError: nic_error(static_cast<int>(e.a)); break;
   }
 }
 
@@ -419,6 +423,10 @@ const Fault* FleetSim::op_fault(int r, uint32_t op_index) const {
 
 void FleetSim::begin_step(int r) {
   const auto ru = static_cast<size_t>(r);
+  for (size_t k = 0; k < plan_.nic_faults.size(); ++k) {  // the NIC dies as the first GPU it serves starts at_step
+    const Fault& f = plan_.nic_faults[k];
+    if (nic_down_at_[k] < 0 && f.at_step == step_[ru] && plan_.nic_serves(r, f.node, f.nic)) nic_down_at_[k] = now_.ns;
+  }
   for (const Fault& f : plan_.step_faults) {
     if (f.ranks[0] != r || f.at_step != step_[ru]) continue;
     if (f.kind == FaultKind::kCrash) {
@@ -475,6 +483,15 @@ void FleetSim::arrive(int r, GpuItem& item) {
   if (want_arrivals_)
     arrivals_[static_cast<size_t>(w.group)][first + static_cast<size_t>(plan_.group_index(w.group, r))] = now_.ns;
   if (++s.arrived < size || s.mismatch) return;
+  if (!plan_.nic_faults.empty()) {
+    members_tmp_.clear();
+    for (int i = 0; i < size; ++i) members_tmp_.push_back(plan_.group_member(w.group, inst, i));
+    if (const int k = dead_nic(members_tmp_); k >= 0) {
+      s.mismatch = true;  // never completes: its traffic crosses a dead NIC
+      stall_on_dead_nic(k, members_tmp_, w.group);
+      return;
+    }
+  }
   const GroupShape shape = plan_.group_shape(w.group, inst);
   const auto& di = degraded_index_[static_cast<size_t>(w.group)];
   const int32_t dix = di.empty() ? -1 : di[static_cast<size_t>(inst)];
@@ -514,6 +531,14 @@ void FleetSim::arrive_p2p(int r, GpuItem& item) {
   s.last_arrival = now_.ns;
   if (!s.send_arrived || !s.recv_arrived || s.send_bytes != s.recv_bytes) return;
   const int receiver = send ? w.peer : r;
+  if (!plan_.nic_faults.empty()) {
+    members_tmp_.assign({sender, receiver});
+    if (const int k = dead_nic(members_tmp_); k >= 0) {
+      s.send_bytes = -1;  // never completes: it crosses a dead NIC
+      stall_on_dead_nic(k, members_tmp_, plan_.ops[w.op].group);
+      return;
+    }
+  }
   const int gpn = plan_.scenario.fleet.gpus_per_node;
   GroupShape shape;
   shape.ranks = 2;
@@ -544,6 +569,14 @@ void FleetSim::pop_head_work(int r) {
 
 void FleetSim::complete_collective(GroupKind g, int instance) {
   const int size = plan_.group_size(g);
+  if (!plan_.nic_faults.empty()) {  // the NIC died during the transfer: the rest never arrives
+    members_tmp_.clear();
+    for (int i = 0; i < size; ++i) members_tmp_.push_back(plan_.group_member(g, instance, i));
+    if (const int k = dead_nic(members_tmp_); k >= 0) {
+      stall_on_dead_nic(k, members_tmp_, g);
+      return;
+    }
+  }
   // A member that died during the transfer never sends its share: the others
   // keep spinning until the launcher tears the job down.
   for (int i = 0; i < size; ++i)
@@ -559,6 +592,13 @@ void FleetSim::complete_p2p(uint32_t si) {
   if (cpu_[static_cast<size_t>(sender)] == CpuState::kCrashed ||
       cpu_[static_cast<size_t>(receiver)] == CpuState::kCrashed)
     return;  // a peer died mid-transfer: the other side never completes
+  if (!plan_.nic_faults.empty()) {
+    members_tmp_.assign({sender, receiver});
+    if (const int k = dead_nic(members_tmp_); k >= 0) {
+      stall_on_dead_nic(k, members_tmp_, GroupKind::kPp);
+      return;
+    }
+  }
   p2p_[si] = P2pSlot{};
   pop_head_work(sender);
   pop_head_work(receiver);
@@ -640,6 +680,47 @@ void FleetSim::crash(int r, const Fault& f) {
     result_.crash.at = now_;
     result_.crash.detected_at = now_ + plan_.scenario.job.crash_detect;
     schedule(result_.crash.detected_at.ns, Priority::kFault, kAbort);
+  }
+}
+
+int FleetSim::dead_nic(const std::vector<int>& ranks) const {
+  for (size_t k = 0; k < plan_.nic_faults.size(); ++k) {
+    const Fault& f = plan_.nic_faults[k];
+    if (nic_down_at_[k] >= 0 && nic_down_at_[k] <= now_.ns && plan_.crosses_nic(ranks, f.node, f.nic))
+      return static_cast<int>(k);
+  }
+  return -1;
+}
+
+// NCCL does not fail over to another NIC: the transfer's work requests on the dead
+// port are retried until the IB retry count runs out (NCCL_IB_TIMEOUT,
+// NCCL_IB_RETRY_CNT = 7), then the proxy reports a completion error. Until then
+// every member's kernel spins with nothing moving.
+void FleetSim::stall_on_dead_nic(int k, const std::vector<int>& ranks, GroupKind g) {
+  for (int m : ranks) {
+    if (cpu_[static_cast<size_t>(m)] != CpuState::kCrashed && qlen_[static_cast<size_t>(m)] > 0)
+      set_gpu(m, GpuState::kSpin, head(m).step);
+  }
+  const auto ku = static_cast<size_t>(k);
+  if (nic_err_pending_[ku]) return;
+  nic_err_pending_[ku] = 1;
+  nic_err_group_[ku] = g;
+  // 4.096 us x 2^NCCL_IB_TIMEOUT per try, 7 retries: 20 since NCCL 2.23 (~30 s), 18 before (~7.5 s).
+  const std::string& v = plan_.scenario.job.nccl_version;
+  const int minor = v.size() > 2 ? std::atoi(v.c_str() + 2) : 30;
+  const int64_t per_try_ns = int64_t{4096} << (minor >= 23 ? 20 : 18);
+  schedule(now_.ns + 7 * per_try_ns, Priority::kFault, kNicError, static_cast<uint32_t>(k));
+}
+
+// The IB completion error: on every rank the dead NIC serves, ProcessGroupNCCL's
+// watchdog sees ncclRemoteError from ncclCommGetAsyncError, logs it and takes the
+// process down (SIGABRT); the launcher then tears the job down.
+void FleetSim::nic_error(int k) {
+  const Fault& f = plan_.nic_faults[static_cast<size_t>(k)];
+  Fault logged = f;
+  logged.where = group_name(nic_err_group_[static_cast<size_t>(k)]);  // the process group that saw the error
+  for (int r = 0; r < n_; ++r) {
+    if (plan_.nic_serves(r, f.node, f.nic) && cpu_[static_cast<size_t>(r)] != CpuState::kCrashed) crash(r, logged);
   }
 }
 

@@ -23,7 +23,7 @@ class FleetSim {
  private:
   enum class CpuState : uint8_t { kReady, kBusy, kBlockedQueue, kBlockedSync, kBlockedStore, kStalled, kDone, kCrashed };
   enum class ItemKind : uint8_t { kCompute, kCollective, kP2p, kStepMarker };
-  enum EventKind : uint8_t { kCpuWake = 1, kGpuDone, kCollDone, kP2pDone, kTick, kWatchdog, kDumpAll, kAbort };
+  enum EventKind : uint8_t { kCpuWake = 1, kGpuDone, kCollDone, kP2pDone, kTick, kWatchdog, kDumpAll, kAbort, kNicError };
 
   // One entry of a rank's GPU launch queue.
   struct GpuItem {
@@ -72,6 +72,12 @@ class FleetSim {
   void arm_watchdog(SimTime deadline);
   void fire_timeout(int r, GpuItem& item);
   void crash(int r, const Fault& f);
+  // nic_down: the index of a NIC fault whose NIC is down and which traffic among
+  // `ranks` crosses, or -1; stall_on_dead_nic keeps those ranks spinning with no
+  // bytes moving and schedules the IB error (once per NIC).
+  int dead_nic(const std::vector<int>& ranks) const;
+  void stall_on_dead_nic(int k, const std::vector<int>& ranks, GroupKind g);
+  void nic_error(int k);
   void runtime_error(uint32_t op_or_source, bool is_source, const std::string& what);
   void set_gpu(int r, GpuState s, int64_t step);
 
@@ -127,6 +133,12 @@ class FleetSim {
   int64_t watchdog_at_ = -1;   // time of the pending check, -1 if none
   uint32_t watchdog_gen_ = 0;
   bool hung_ = false;
+
+  // nic_down faults, by index into plan.nic_faults.
+  std::vector<int64_t> nic_down_at_;     // when the NIC went down, -1 while up
+  std::vector<uint8_t> nic_err_pending_; // the IB error is scheduled
+  std::vector<GroupKind> nic_err_group_; // the group whose traffic hit it first
+  std::vector<int> members_tmp_;         // scratch for the members of one group
 };
 
 }  // namespace fleetsim

@@ -58,8 +58,9 @@ Eligibility lockstep_eligible(const Plan& plan) {
     e.why = "link, gpudirect and nic_affinity faults need the event executor";
     return e;
   }
-  if (!plan.step_faults.empty() || !plan.op_faults.empty() || !plan.absent_ranks.empty()) {
-    e.why = "stall, crash, skip, mismatch and absent faults need the event executor";
+  if (!plan.step_faults.empty() || !plan.op_faults.empty() || !plan.absent_ranks.empty() ||
+      !plan.nic_faults.empty()) {
+    e.why = "stall, crash, skip, mismatch, absent and nic_down faults need the event executor";
     return e;
   }
   e.ok = true;

@@ -84,10 +84,40 @@ void JobLog::on_timeout(const WorkRecord& w, SimTime t) {
                    " To avoid data inconsistency, we are taking the entire process down.");
 }
 
-void JobLog::on_fault(int rank, SimTime /*t*/, const Fault& f) {
+void JobLog::on_fault(int rank, SimTime t, const Fault& f) {
   if (f.kind == FaultKind::kCrash) {
     crashed_rank_ = rank;
   }
+  if (f.kind != FaultKind::kNicDown) return;
+  // The IB completion error after the retries ran out (NCCL's proxy thread), then
+  // ProcessGroupNCCL's watchdog taking the process down on ncclRemoteError.
+  if (crashed_rank_ < 0) {
+    crashed_rank_ = rank;
+    nic_error_ = true;
+  }
+  const int gpn = plan_.scenario.fleet.gpus_per_node;
+  const int peer_node = (f.node + 1) % std::max(1, plan_.scenario.fleet.nodes);
+  char ib[320];
+  std::snprintf(ib, sizeof ib,
+                "NET/IB : Got completion from peer 10.0.%d.%d<%d> with status=12 opcode=0 len=0 vendor err 129 "
+                "(Send) localGid ::ffff:10.0.%d.%d remoteGids::ffff:10.0.%d.%d",
+                peer_node, f.nic, 50000 + rank, f.node, f.nic, peer_node, f.nic);
+  line(-1, "node" + std::to_string(f.node) + ":" + std::to_string(1000 + rank) + ":" + std::to_string(1100 + rank) +
+               " [" + std::to_string(rank % gpn) + "] transport/net_ib.cc NCCL WARN " + ib);
+  const GroupKind g = f.where == "tp" ? GroupKind::kTp : f.where == "dp" ? GroupKind::kDp
+                      : f.where == "pp" ? GroupKind::kPp : GroupKind::kWorld;
+  const auto pg = static_cast<int>(g);
+  const std::string pg_tag = "[PG ID " + std::to_string(pg) + " PG GUID " + std::to_string(pg) + "(" +
+                             (g == GroupKind::kWorld ? "default_pg" : group_name(g)) + ") Rank " +
+                             std::to_string(rank) + "]";
+  const std::string stamp = "[" + glog_stamp('E', t) + " ProcessGroupNCCL.cpp:1895] ";
+  line(rank, stamp + pg_tag + " Process group watchdog thread terminated with exception: NCCL error: remote "
+                              "process exited or there was a network error, NCCL version " +
+                 plan_.scenario.job.nccl_version + ".0");
+  line(rank, "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting "
+             "prematurely.");
+  line(rank, "Last error:");
+  line(rank, ib);
 }
 
 void JobLog::on_end(SimTime t, Outcome o) {
@@ -97,10 +127,12 @@ void JobLog::on_end(SimTime t, Outcome o) {
                                         "/usr/bin/python3 (Signal 6 (SIGABRT) received by PID 1000)");
   } else if (o == Outcome::kCrash && crashed_rank_ >= 0) {
     const int gpn = plan_.scenario.fleet.gpus_per_node;
-    char msg[160];
+    char msg[200];
     std::snprintf(msg, sizeof msg,
-                  "failed (exitcode: -9) local_rank: %d (pid: %d) of binary: /usr/bin/python3",
-                  crashed_rank_ % gpn, 1000 + crashed_rank_);
+                  nic_error_ ? "failed (exitcode: -6) local_rank: %d (pid: %d) of binary: /usr/bin/python3 "
+                               "(Signal 6 (SIGABRT) received by PID %d)"
+                             : "failed (exitcode: -9) local_rank: %d (pid: %d) of binary: /usr/bin/python3",
+                  crashed_rank_ % gpn, 1000 + crashed_rank_, 1000 + crashed_rank_);
     line(-1, glog_stamp('E', t) + api + msg);
     line(-1, glog_stamp('W', t) + api + "Sending SIGTERM to the remaining " +
                  std::to_string(plan_.ranks - 1) + " worker processes");

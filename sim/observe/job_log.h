@@ -38,6 +38,7 @@ class JobLog final : public Observer {
   std::FILE* out_;
   std::vector<int64_t> last_enq_, last_done_;
   int crashed_rank_ = -1;
+  bool nic_error_ = false;  // the first process to die did so on an NCCL network error
 };
 
 }  // namespace fleetsim

@@ -76,6 +76,39 @@ TEST(FabricFaults, SlowNicSlowsTheJobAsTheModelPredicts) {
   EXPECT_NEAR(mean_step_s(slow) - mean_step_s(healthy), t_slow - t, 0.002);
 }
 
+// A NIC that goes down stops the rings that cross it (no failover); NCCL reports the
+// error on the rank that NIC serves after the IB retry timeout (7 tries of
+// 4.096 us x 2^20 since NCCL 2.23, 2^18 before), and the job ends as a crash there.
+TEST(FabricFaults, NicDownErrorsAfterTheIbRetryTimeout) {
+  const Plan p = plan_with("faults:\n  - nic_down: {node: 2, nic: 3, at_step: 5}\n");
+  auto cost = make_cost_model(p);
+  const RunResult r = run_simulation(p, **cost, {});
+  EXPECT_EQ(r.outcome, Outcome::kCrash);
+  EXPECT_EQ(r.crash.rank, 19);  // node 2, GPU 3: the GPU that NIC serves
+  EXPECT_EQ(r.crash.step, 5);
+  // Steps take ~0.1 s of compute plus the all-reduce each; the NIC dies as rank 19
+  // starts step 5, the next ring transfer stalls, and the error lands ~30.06 s later.
+  const double retry_s = 7 * 4096e-9 * (1 << 20);
+  EXPECT_GT(r.crash.at.to_seconds(), retry_s);
+  EXPECT_LT(r.crash.at.to_seconds(), retry_s + 5 * 0.2);
+  // at_step is when the rank's CPU starts step 5; its GPU is then up to the launch
+  // queue behind, so the stalled all-reduce may be that of an earlier step.
+  EXPECT_LT(r.steps_completed, 5);
+
+  const std::string old_yaml =
+      "name: f\nfleet: {system: dgx-h100, nodes: 4}\nparallel: {tp: 8, dp: 4}\njob: {steps: 20, nccl: {version: "
+      "\"2.22\"}}\nstep:\n  - compute: {name: c, time: 100ms}\n  - allreduce: {name: g, group: dp, bytes: 1GiB}\n"
+      "faults:\n  - nic_down: {node: 2, nic: 3, at_step: 5}\n";
+  auto s = load_scenario_text(old_yaml, "f.yaml");
+  ASSERT_TRUE(s.ok()) << s.errors()[0].to_string();
+  const Plan old_plan = *compile_plan(*s);
+  auto old_cost = make_cost_model(old_plan);
+  const RunResult old = run_simulation(old_plan, **old_cost, {});
+  EXPECT_EQ(old.outcome, Outcome::kCrash);
+  EXPECT_NEAR(r.crash.at.to_seconds() - old.crash.at.to_seconds(), 7 * 4096e-9 * ((1 << 20) - (1 << 18)), 0.05);
+
+}
+
 // Bad fabric-fault input is reported at its position.
 TEST(FabricFaults, BadInputIsDiagnosed) {
   const std::string base = "name: f\nfleet: {system: dgx-h100, nodes: 2}\njob: {steps: 2}\nstep:\n  - sync\nfaults:\n";
@@ -88,6 +121,9 @@ TEST(FabricFaults, BadInputIsDiagnosed) {
   auto bad_bw = load_scenario_text(base + "  - link: {node: 0, nic: 1, bandwidth: 0%}\n", "f.yaml");
   ASSERT_FALSE(bad_bw.ok());
   EXPECT_NE(bad_bw.errors()[0].message.find("share of the NIC's rate"), std::string::npos);
+  auto bad_down = load_scenario_text(base + "  - nic_down: {node: 1, nic: 3}\n", "f.yaml");
+  ASSERT_FALSE(bad_down.ok());
+  EXPECT_NE(bad_down.errors()[0].message.find("at_step"), std::string::npos) << bad_down.errors()[0].message;
   auto bad_numa = load_scenario_text(base + "  - nic_affinity: {node: 0, gpu: 1, numa: local}\n", "f.yaml");
   ASSERT_FALSE(bad_numa.ok());
   auto bad_model = load_scenario_text(
