@@ -45,12 +45,16 @@ std::string join_ops(const std::vector<OpKind>& ops) {
   return s;
 }
 
-std::vector<CalibrationSample> read_samples(const std::string& csv) {
+std::vector<CalibrationSample> read_samples(const std::string& csv, std::string* measured_with) {
   std::vector<CalibrationSample> out;
   std::ifstream in(csv);
   std::string line;
   std::getline(in, line);  // header
   while (std::getline(in, line)) {
+    if (line.rfind("# nccl ", 0) == 0) {  // the NCCL runner's version and device
+      *measured_with = line.substr(7);
+      continue;
+    }
     std::stringstream ss(line);
     std::string op, ranks, bytes, t;
     if (!std::getline(ss, op, ',') || !std::getline(ss, ranks, ',') || !std::getline(ss, bytes, ',') ||
@@ -70,7 +74,7 @@ bool write_fit_csv(const CalibrateResult& r) {
   for (const CalibrationSample& s : r.samples) {
     const CollectiveFit* fit = r.calibration.find(s.op, s.ranks);
     if (!fit || s.time_s <= 0) continue;
-    const double ft = fit->fit.time_s(s.bytes);
+    const double ft = fitted_time_s(r, s);
     const double algbw = static_cast<double>(s.bytes) / s.time_s / 1e9;
     std::snprintf(buf, sizeof buf, "%s,%d,%lld,%.3f,%.3f,%.4f,%.4f,%.4f\n",
                   s.op == OpKind::kSend ? "sendrecv" : op_yaml_name(s.op), s.ranks,
@@ -86,9 +90,47 @@ bool write_fit_csv(const CalibrateResult& r) {
 
 }  // namespace
 
+double fitted_time_s(const CalibrateResult& r, const CalibrationSample& s) {
+  if (r.calibration.nccl) {
+    const NcclCalibration& n = *r.calibration.nccl;
+    auto base = nccl::fabric_preset(n.system);
+    nccl::Fabric f = base ? *base : nccl::Fabric{};
+    f.nodes = n.nodes;
+    f.gpus_per_node = n.gpus_per_node;
+    NcclOptions o;
+    o.version = n.version;
+    auto m = nccl::Model::create(apply_nccl_figures(n, f), o);
+    if (m.ok()) return nccl_calibrated_time_s(n, *m, s.op, s.bytes, s.ranks);
+  }
+  const CollectiveFit* fit = r.calibration.find(s.op, s.ranks);
+  return fit ? fit->fit.time_s(s.bytes) : 0.0;
+}
+
+std::optional<Diagnostic> fit_nccl_section(const CalibrateSpec& spec, const std::string& measured_version,
+                                           const std::vector<CalibrationSample>& samples, Calibration* c) {
+  auto preset = nccl::fabric_preset(spec.system);
+  if (!preset) return error("--system", "unknown fabric preset '" + spec.system + "' (expected " +
+                                            nccl::kPresetNames + ")");
+  nccl::Fabric f = *preset;
+  f.nodes = std::max(1, spec.nodes);
+  f.gpus_per_node = std::max(1, spec.ranks / f.nodes);
+  NcclOptions o;
+  o.version = !spec.nccl_version.empty() ? spec.nccl_version
+              : !measured_version.empty() ? measured_version.substr(0, measured_version.find(' '))
+                                          : "2.30";
+  if (!nccl::constants_for_version(o.version)) o.version = "2.30";  // later releases use the newest constants
+  auto fit = fit_nccl(samples, f, o);
+  if (!fit.ok()) return error("nccl fit", fit.errors()[0].message);
+  c->nccl = std::move(*fit);
+  return std::nullopt;
+}
+
 Result<CalibrateResult> run_calibration(const CalibrateSpec& spec) {
-  const auto runner = find_runner();
-  if (!runner) return error("fleetsim-mpi-runner", "not found next to the fleetsim executable (build with MPI)");
+  const bool gpu = spec.backend == "nccl";
+  const auto runner = find_runner(gpu ? "fleetsim-nccl-runner" : "fleetsim-mpi-runner");
+  if (!runner)
+    return gpu ? error("fleetsim-nccl-runner", "not found next to the fleetsim executable (build with CUDA, NCCL and MPI)")
+               : error("fleetsim-mpi-runner", "not found next to the fleetsim executable (build with MPI)");
   const std::string work = spec.out + ".tmp-" + std::to_string(::getpid());
   std::error_code ec;
   fs::remove_all(work, ec);
@@ -111,10 +153,10 @@ Result<CalibrateResult> run_calibration(const CalibrateSpec& spec) {
              "--min-bytes", std::to_string(spec.min_bytes), "--max-bytes", std::to_string(spec.max_bytes),
              "--factor", std::to_string(spec.factor), "--iters", std::to_string(spec.iters), "--budget-s",
              std::to_string(spec.budget_s)};
-  if (spec.ranks > static_cast<int>(std::thread::hardware_concurrency())) ls.args.push_back("--yield");
+  if (!gpu && spec.ranks > static_cast<int>(std::thread::hardware_concurrency())) ls.args.push_back("--yield");
   const auto lr = launch(ls);
   CalibrateResult r;
-  r.samples = read_samples(work + "/raw.csv");
+  r.samples = read_samples(work + "/raw.csv", &r.measured_with);
   if (!lr || lr->exit_code != 0 || r.samples.empty()) {
     std::ifstream log(work + "/mpirun.log");
     std::string first;
@@ -126,10 +168,12 @@ Result<CalibrateResult> run_calibration(const CalibrateSpec& spec) {
   fs::remove_all(work, ec);
   char host[256] = {0};
   ::gethostname(host, sizeof host - 1);
-  r.calibration.backend = "mpi";
+  r.calibration.backend = gpu ? "nccl" : "mpi";
   r.calibration.host = host;
   r.calibration.ranks = spec.ranks;
   r.calibration.fits = fit_all(r.samples);
+  if (gpu)
+    if (auto e = fit_nccl_section(spec, r.measured_with, r.samples, &r.calibration)) return *e;
   if (auto e = write_calibration(r.calibration, spec.out)) return *e;
   r.csv = calibration_csv_path(spec.out);
   if (!write_fit_csv(r)) return error(r.csv, "cannot write the measured-vs-fitted CSV");

@@ -21,12 +21,11 @@ namespace fs = std::filesystem;
 
 namespace fleetsim::validate {
 
-std::optional<std::string> find_runner() {
+std::optional<std::string> find_runner(const std::string& name) {
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return std::nullopt;
-  for (const fs::path& p : {self.parent_path() / "fleetsim-mpi-runner",
-                            self.parent_path() / "validate" / "fleetsim-mpi-runner"})
+  for (const fs::path& p : {self.parent_path() / name, self.parent_path() / "validate" / name})
     if (::access(p.c_str(), X_OK) == 0) return p.string();
   return std::nullopt;
 }
@@ -153,6 +152,30 @@ std::optional<LaunchResult> launch(const LaunchSpec& spec) {
   res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   res.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return res;
+}
+
+}  // namespace fleetsim::validate
+
+namespace fleetsim::validate {
+
+std::string nccl_backend_unavailable() {
+  const auto runner = find_runner("fleetsim-nccl-runner");
+  if (!runner)
+    return "fleetsim-nccl-runner: not found next to the fleetsim executable (built only where CMake finds CUDA, "
+           "NCCL and MPI)";
+  // coreutils' timeout bounds a driver that hangs in its initialisation.
+  const std::string cmd = "timeout 60 '" + *runner + "' probe 2>&1";
+  std::FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return "fleetsim-nccl-runner: cannot run probe";
+  std::string out;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, p)) out += buf;
+  const int st = ::pclose(p);
+  const int rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  if (rc == 0) return "";
+  std::string first = out.substr(0, out.find('\n'));
+  if (rc == 124) first = "probe timed out after 60 s";
+  return "fleetsim-nccl-runner: " + (first.empty() ? "probe failed (exit " + std::to_string(rc) + ")" : first);
 }
 
 }  // namespace fleetsim::validate

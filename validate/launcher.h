@@ -29,8 +29,14 @@ struct LaunchResult {
   std::string command; // the mpirun command line, for the record
 };
 
-// The runner next to the running executable (/proc/self/exe), or nullopt.
-std::optional<std::string> find_runner();
+// The runner `name` (fleetsim-mpi-runner, fleetsim-nccl-runner) next to the
+// running executable (/proc/self/exe), or nullopt.
+std::optional<std::string> find_runner(const std::string& name = "fleetsim-mpi-runner");
+
+// For --backend nccl, before anything is launched: the NCCL runner exists and
+// this machine has a CUDA device (`fleetsim-nccl-runner probe`, bounded to
+// 60 s). "" when ready, else one line saying why not.
+std::string nccl_backend_unavailable();
 
 // The mpirun argv: --allow-run-as-root when root, --oversubscribe (and
 // --bind-to none) when ranks exceed the cores, -np N.

@@ -1,11 +1,11 @@
 // The plan interpreter of one real rank (the same walk over Plan::program as the
-// simulator's), its collectives over MPI and its watchdog thread. On a CPU there
-// is no GPU stream: compute runs synchronously on the rank's main thread, and a
-// collective is created, started and waited for in one go (see docs/validate.md).
+// simulator's), its collectives through the Transport and its watchdog thread.
+// Compute and collectives run synchronously from the rank's main thread (on a
+// GPU: launched, then waited for on an event), so a collective is created,
+// started and waited for in one go (see docs/validate.md).
 #include "validate/rank_runner.h"
 
 #include <fcntl.h>
-#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -30,13 +30,6 @@ constexpr int kStateIdle = 0, kStateCompute = 1, kStateCollective = 2;
 int64_t steady_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-int64_t max_bytes(const Plan& plan) {
-  int64_t m = 4;
-  for (const PlanOp& op : plan.ops) m = std::max(m, op.bytes);
-  for (const Fault& f : plan.op_faults) m = std::max(m, f.bytes.value_or(0));
-  return m;
 }
 }  // namespace
 
@@ -65,14 +58,12 @@ std::vector<std::string> LogCapture::take() {
   return lines;
 }
 
-RankRunner::RankRunner(const Plan& plan, const RunnerOptions& opt, int rank)
-    : plan_(plan), opt_(opt), rank_(rank), compute_(plan), buffers_(max_bytes(plan), plan.ranks),
+RankRunner::RankRunner(const Plan& plan, const RunnerOptions& opt, int rank, Transport& transport)
+    : plan_(plan), opt_(opt), rank_(rank), compute_(plan), transport_(transport),
       fr_(plan, opt.work_dir + "/fr", plan.scenario.job.flight_recorder_entries), log_(plan) {
   part_ = std::fopen(part_path(opt.work_dir, rank).c_str(), "wb");
   tel_ = std::fopen(telemetry_part_path(opt.work_dir, rank).c_str(), "wb");
   FLEETSIM_CHECK(part_ != nullptr && tel_ != nullptr);
-  comms_.fill(MPI_COMM_NULL);
-  setup_comms();
 }
 
 RankRunner::~RankRunner() {
@@ -80,20 +71,6 @@ RankRunner::~RankRunner() {
   if (watchdog_.joinable()) watchdog_.join();
   if (part_) std::fclose(part_);
   if (tel_) std::fclose(tel_);
-}
-
-// One communicator per group kind: color = the rank's instance, key = its index.
-void RankRunner::setup_comms() {
-  for (int g = 0; g < kGroupKinds; ++g) {
-    const auto kind = static_cast<GroupKind>(g);
-    if (!plan_.group_exists(kind)) continue;
-    MPI_Comm_split(MPI_COMM_WORLD, plan_.group_instance(kind, rank_), plan_.group_index(kind, rank_),
-                   &comms_[static_cast<size_t>(g)]);
-    MPI_Comm_set_errhandler(comms_[static_cast<size_t>(g)], MPI_ERRORS_RETURN);
-  }
-  MPI_Comm_dup(MPI_COMM_WORLD, &p2p_comm_);
-  MPI_Comm_dup(MPI_COMM_WORLD, &store_comm_);
-  MPI_Comm_set_errhandler(p2p_comm_, MPI_ERRORS_RETURN);
 }
 
 int64_t RankRunner::now_ns() const { return steady_ns() - t0_ns_; }
@@ -109,7 +86,7 @@ void RankRunner::flush_log_locked(int64_t t) {
 }
 
 int RankRunner::run() {
-  MPI_Barrier(MPI_COMM_WORLD);
+  transport_.world_barrier();
   t0_ns_ = steady_ns();  // the common start: every rank leaves the barrier together
   watchdog_ = std::thread([this] { watchdog_loop(); });
   if (std::find(plan_.absent_ranks.begin(), plan_.absent_ranks.end(), rank_) != plan_.absent_ranks.end())
@@ -203,10 +180,9 @@ void RankRunner::issue_op(int64_t step, uint32_t op_index) {
   const Fault* fault = op_fault(step, op_index);
   switch (op.kind) {
     case OpKind::kCompute: {
-      const int64_t deadline = now_ns() + compute_.sample_ns(rank_, step, op_index);
+      const int64_t ns = compute_.sample_ns(rank_, step, op_index);
       enter_state(kStateCompute);
-      while (now_ns() < deadline)  // busy work: a CPU core stands in for the GPU
-        if (opt_.yield) sched_yield();   // oversubscribed: let a peer's MPI progress in
+      transport_.compute(ns);
       leave_state();
       return;
     }
@@ -229,12 +205,9 @@ void RankRunner::issue_op(int64_t step, uint32_t op_index) {
       flush_log_locked(t);
       return;
     }
-    case OpKind::kStoreBarrier: {
-      MPI_Request req;
-      MPI_Ibarrier(store_comm_, &req);
-      spin_wait(&req, opt_.yield);
+    case OpKind::kStoreBarrier:
+      transport_.store_barrier();
       return;
-    }
     case OpKind::kWhen:
       return;  // flattened by compile_plan
     default:
@@ -276,11 +249,21 @@ void RankRunner::issue_work(int64_t step, uint32_t op_index, const Fault* fault)
   }
   const int dir = op.kind == OpKind::kSend ? op.peer_dir : -op.peer_dir;
   const int n = plan_.group_size(op.group);
-  MPI_Request req;
-  const int rc = post_collective(op.kind, w.bytes, p2p ? p2p_comm_ : comms_[g], n, op.root, w.peer,
-                                 dir > 0 ? 1 : 2, buffers_, &req);
+  WorkSpec spec;
+  spec.kind = op.kind;
+  spec.group = op.group;
+  spec.bytes = w.bytes;
+  spec.members = n;
+  spec.root = op.root;
+  spec.peer = w.peer;
+  spec.tag = dir > 0 ? 1 : 2;
   enter_state(kStateCollective);
-  if (rc != MPI_SUCCESS || !spin_wait(&req, opt_.yield)) stall_forever();  // NCCL would never finish either
+  if (opt_.spin_step == step && !spin_issued_) {  // the spin demonstration: a peer that never comes
+    spin_issued_ = true;
+    transport_.spin_on_missing_peer();
+    stall_forever();
+  }
+  if (!transport_.collective(spec)) stall_forever();  // NCCL would never finish either
   leave_state();
   std::lock_guard<std::mutex> lock(mu_);
   w.completed = SimTime{now_ns()};

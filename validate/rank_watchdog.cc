@@ -3,7 +3,10 @@
 // enqueue; on a timeout it logs PyTorch's message, dumps the flight recorder,
 // raises the dump signal (a file in the run folder stands in for the TCPStore
 // key) and aborts the process dump_wait later. Ranks that see the signal dump
-// too. It also samples this process's CPU use from /proc for telemetry.csv.
+// too. It also polls the transport's asynchronous errors (ncclCommGetAsyncError
+// on GPUs), aborts the transport (ncclCommAbort) before the process goes, and
+// samples this process's CPU use from /proc and the device's counters (NVML)
+// for telemetry.csv.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -11,6 +14,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <thread>
 #include <tuple>
@@ -60,6 +64,7 @@ void RankRunner::watchdog_loop() {
     if (g_terminate) {  // the launcher is tearing the job down: dump what we have, then go
       std::lock_guard<std::mutex> lock(mu_);
       dump_locked(now);
+      abort_transport_bounded();
       std::_Exit(kExitTerminated);
     }
     if (now >= next_tel) {
@@ -71,6 +76,10 @@ void RankRunner::watchdog_loop() {
       std::lock_guard<std::mutex> lock(mu_);
       if (timeout >= 0 && has_inflight_ && !inflight_.timed_out && inflight_.created.ns + timeout <= now)
         fire_timeout(now);
+      if (!dumped_) {
+        const std::string err = transport_.async_error();
+        if (!err.empty()) fire_async_error(now, err);
+      }
       if (!dumped_ && ::access(signal_path(opt_.work_dir).c_str(), F_OK) == 0) {
         log_.log().on_log(rank_, SimTime{now},
                           "[PG ID 0 PG GUID 0(default_pg) Rank " + std::to_string(rank_) +
@@ -81,7 +90,8 @@ void RankRunner::watchdog_loop() {
     }
     if (abort_at_ >= 0 && now >= abort_at_) {
       std::lock_guard<std::mutex> lock(mu_);
-      part("exit\t" + std::to_string(now));
+      abort_transport_bounded();  // ProcessGroupNCCL aborts its communicators, then the process
+      part("exit\t" + std::to_string(now_ns()));
       std::_Exit(kExitAbort);
     }
   }
@@ -101,6 +111,38 @@ void RankRunner::fire_timeout(int64_t now) {
   dump_locked(now);
 }
 
+// A communicator reported an error (ncclCommGetAsyncError): ProcessGroupNCCL
+// logs it, dumps and takes the process down as after a timeout.
+void RankRunner::fire_async_error(int64_t now, const std::string& what) {
+  log_.log().on_log(rank_, SimTime{now},
+                    "[PG ID 0 PG GUID 0(default_pg) Rank " + std::to_string(rank_) +
+                        "] NCCL communicator encountered error: " + what + ". Aborting the communicators.");
+  flush_log_locked(now);
+  dump_locked(now);
+}
+
+// Calls Transport::abort() on a helper thread and waits at most 10 s for it:
+// an abort that itself hangs (a known failure of ncclCommAbort) must not keep
+// the process alive; the exit that follows tears the device context down.
+void RankRunner::abort_transport_bounded() {
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  Transport* transport = &transport_;
+  std::thread([transport, done] {
+    transport->abort();
+    *done = true;
+  }).detach();
+  const int64_t until = now_ns() + 10'000'000'000;
+  while (!*done && now_ns() < until) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (std::string(transport_.name()) != "mpi") {  // the CPU backend's log stays as it was
+    const int64_t t = now_ns();
+    log_.log().on_log(rank_, SimTime{t},
+                      "[PG ID 0 PG GUID 0(default_pg) Rank " + std::to_string(rank_) + "] " + transport_.name() +
+                          (*done ? ": communicators aborted (ncclCommAbort returned)"
+                                 : ": ncclCommAbort did not return within 10 s; exiting anyway"));
+    flush_log_locked(t);
+  }
+}
+
 // Writes fr/rank_<r>.json once and schedules the abort dump_wait later.
 void RankRunner::dump_locked(int64_t now) {
   if (dumped_) return;
@@ -111,6 +153,8 @@ void RankRunner::dump_locked(int64_t now) {
 }
 
 void RankRunner::sample_telemetry(int64_t t, int64_t period_ns) {
+  DeviceSample dev;
+  if (device_telemetry_ && !transport_.sample_device(&dev)) device_telemetry_ = false;
   const auto [demand, cpu] = read_proc_cpu();
   const int64_t now = now_ns();
   const int state = state_;
@@ -118,9 +162,15 @@ void RankRunner::sample_telemetry(int64_t t, int64_t period_ns) {
   const int64_t busy = busy_ns_ + open, comp = compute_ns_ + (state == 1 ? open : 0);
   const double p = static_cast<double>(period_ns);
   auto pct = [p](int64_t d) { return std::min<int64_t>(100, std::llround(static_cast<double>(d) / p * 100.0)); };
+  // gpu_util: on a CPU backend the main thread's demand (running or runnable);
+  // on a GPU the driver's utilization.gpu, or without NVML the share of the
+  // period this rank had a kernel or collective in flight (its own accounting).
+  const bool gpu = std::string(transport_.name()) != "mpi";
+  const int64_t util = !gpu ? pct(demand - last_demand_)
+                            : dev.util_gpu_pct >= 0 ? std::llround(dev.util_gpu_pct) : pct(busy - last_busy_);
   char row[256];
   std::snprintf(row, sizeof row, "T\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%.3f\t%.3f\t%" PRId64 "\t%" PRId64, t,
-                pct(demand - last_demand_), pct(cpu - last_cpu_),
+                util, pct(cpu - last_cpu_),
                 std::clamp(static_cast<double>(busy - last_busy_) / p, 0.0, 1.0),
                 std::clamp(static_cast<double>(comp - last_compute_) / p, 0.0, 1.0), nic_bytes_.load(), step_.load());
   last_demand_ = demand;
@@ -128,6 +178,11 @@ void RankRunner::sample_telemetry(int64_t t, int64_t period_ns) {
   last_busy_ = busy;
   last_compute_ = comp;
   std::fputs(row, tel_);  // only this thread writes tel_
+  if (device_telemetry_) {  // the driver's own figures follow, -1 where NVML has none
+    std::snprintf(row, sizeof row, "\t%.0f\t%.0f\t%.1f\t%.0f\t%.0f", dev.util_gpu_pct, dev.sm_clock_mhz, dev.power_w,
+                  dev.pcie_tx_kBps, dev.pcie_rx_kBps);
+    std::fputs(row, tel_);
+  }
   std::fputc('\n', tel_);
   std::fflush(tel_);
 }

@@ -80,8 +80,9 @@ void read_part(const std::string& path, int r, Parts& p) {
     } else if (tag == "L" && f.size() == 3) {
       p.log.emplace_back(num(f[1]), r, order++, f[2]);
     } else if (tag == "T" && f.size() >= 8) {
+      const size_t n = f.size() >= 13 ? 13 : 8;  // with the driver's five figures, or without
       std::string row = f[2];
-      for (size_t i = 3; i < 8; ++i) row += "," + f[i];
+      for (size_t i = 3; i < n; ++i) row += "," + f[i];
       p.telemetry.push_back({{num(f[1]), r}, row});
     } else if (tag == "timeout" && f.size() >= 7) {
       Timeout t{r, num(f[1]), num(f[5]), num(f[6]), static_cast<int>(num(f[2])),
@@ -106,8 +107,9 @@ nlohmann::ordered_json summary_json(const Plan& plan, const RealRun& run, const 
   const RunResult& r = run.result;
   Json j;
   add_scenario_fields(&j, plan);
-  j["executor"] = "mpi";
-  j["cost_model"] = "real (OpenMPI processes)";
+  const bool gpu = info.backend != "mpi";
+  j["executor"] = info.backend;
+  j["cost_model"] = gpu ? "real (NCCL on CUDA GPUs)" : "real (OpenMPI processes)";
   j["outcome"] = outcome_name(r.outcome);
   j["steps_planned"] = plan.scenario.job.steps;
   j["steps_completed"] = r.steps_completed;
@@ -118,9 +120,13 @@ nlohmann::ordered_json summary_json(const Plan& plan, const RealRun& run, const 
   j["real"] = {{"time_scale", info.time_scale}, {"bytes_scale", info.bytes_scale},
                {"mpirun_exit_code", info.exit_code}, {"killed_by_launcher", info.killed},
                {"wall_s", info.wall_s}, {"mpirun", info.mpirun_command},
-               {"telemetry", "gpu_util = % of the period the process's main thread was running or runnable "
-                             "(/proc/self/schedstat); cpu_util = % CPU time (/proc/self/stat utime+stime); "
-                             "sm_active = share in compute or a collective; tensor_active = share in compute"}};
+               {"telemetry", gpu ? "gpu_util = NVML utilization.gpu (nvml_util), or without NVML the share of "
+                                   "the period with a kernel or collective in flight; cpu_util = % CPU time of the "
+                                   "process; sm_active = share in compute or a collective; tensor_active = share in "
+                                   "compute; sm_clock_mhz, power_w, pcie_tx_kBps, pcie_rx_kBps from NVML (-1: none)"
+                                 : "gpu_util = % of the period the process's main thread was running or runnable "
+                                   "(/proc/self/schedstat); cpu_util = % CPU time (/proc/self/stat utime+stime); "
+                                   "sm_active = share in compute or a collective; tensor_active = share in compute"}};
   j["outputs"] = {{"written", {"summary.json", "steps.csv", "telemetry.csv", "fr/", "job.log"}},
                   {"notes", Json::array({{{"file", "trace.json"}, {"why", "not written by the MPI runner"}}})}};
   return j;
@@ -210,16 +216,26 @@ Result<RealRun> merge_parts(const Plan& plan, const std::string& dir, const Laun
   }
   launcher.on_end(run.result.end, run.result.outcome);
 
-  std::fputs("time_s,rank,gpu_util,sm_active,tensor_active,nic_tx_bytes,step,cpu_util\n", tel_f);
+  // The driver's columns appear when any rank sampled them (rows without them get -1).
+  const bool nvml = std::any_of(p.telemetry.begin(), p.telemetry.end(),
+                                [](const auto& e) { return std::count(e.second.begin(), e.second.end(), ',') == 10; });
+  std::fputs(nvml ? "time_s,rank,gpu_util,sm_active,tensor_active,nic_tx_bytes,step,cpu_util,nvml_util,sm_clock_mhz,"
+                    "power_w,pcie_tx_kBps,pcie_rx_kBps\n"
+                  : "time_s,rank,gpu_util,sm_active,tensor_active,nic_tx_bytes,step,cpu_util\n",
+             tel_f);
   std::sort(p.telemetry.begin(), p.telemetry.end());
   for (const auto& [key, row] : p.telemetry) {
-    // row: gpu_util,cpu_util,sm,tensor,nic,step -> the RunRecord's column order, cpu_util last
+    // row: gpu_util,cpu_util,sm,tensor,nic,step[,5 NVML figures] -> the RunRecord's column order, extras last
     std::vector<std::string> c;
     std::stringstream ss(row);
     for (std::string cell; std::getline(ss, cell, ',');) c.push_back(cell);
-    if (c.size() != 6) continue;
-    std::fprintf(tel_f, "%s,%d,%s,%s,%s,%s,%s,%s\n", format_seconds(key.first).c_str(), key.second, c[0].c_str(),
+    if (c.size() != 6 && c.size() != 11) continue;
+    std::fprintf(tel_f, "%s,%d,%s,%s,%s,%s,%s,%s", format_seconds(key.first).c_str(), key.second, c[0].c_str(),
                  c[2].c_str(), c[3].c_str(), c[4].c_str(), c[5].c_str(), c[1].c_str());
+    if (nvml) {
+      for (size_t i = 6; i < 11; ++i) std::fprintf(tel_f, ",%s", i < c.size() ? c[i].c_str() : "-1");
+    }
+    std::fputc('\n', tel_f);
   }
   std::fclose(steps_f);
   std::fclose(log_f);

@@ -17,6 +17,8 @@ namespace fleetsim::validate {
 //   S step t              the rank finished `step`
 //   L t text              a job.log line, as JobLog formatted it
 //   T t gpu_util cpu_util sm_active tensor_active nic_tx_bytes step
+//     [nvml_util sm_clock_mhz power_w pcie_tx_kBps pcie_rx_kBps]   (GPU backends
+//     with NVML; -1 where the driver has no figure)
 //   timeout t group seq op created step    the rank's watchdog fired
 //   crash t step          the rank's process is about to die (crash fault)
 //   stuck step            at its dump, the lowest step the rank is stuck in
@@ -34,6 +36,7 @@ struct LaunchInfo {
   double wall_s = 0;
   double time_scale = 1, bytes_scale = 1;
   std::string mpirun_command;
+  std::string backend = "mpi";  // mpi | nccl: the executor named in summary.json
 };
 
 struct RealRun {

@@ -1,5 +1,6 @@
-// `fleetsim validate SCENARIO.yaml --backend mpi --ranks N`: runs the scenario
-// for real (one MPI process per rank, scaled to a CPU) and in the simulator with
+// `fleetsim validate SCENARIO.yaml --backend mpi|nccl --ranks N`: runs the
+// scenario for real (one MPI process per rank scaled to a CPU, or one process
+// per GPU with NCCL) and in the simulator with
 // the calibrated collective model on the same scaled scenario, then prints the
 // two side by side: outcome, hang step, first timeout, diagnose's culprit, step
 // and collective times with the relative error.
@@ -16,6 +17,7 @@
 #include "sim/diagnose/diagnose.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/model/calibration.h"
+#include "sim/model/cost_model_factory.h"
 #include "sim/observe/run_record.h"
 #include "validate/calibrate_job.h"
 #include "validate/launcher.h"
@@ -33,6 +35,8 @@ struct ValidateArgs {
   std::string timeout = "5s", grace = "5s", dump_wait = "1s", time_scale = "0.1", bytes_scale = "1/1024";
   std::vector<std::string> sets;
   int ranks = 0;
+  bool spin_demo = false;
+  int64_t spin_step = 3;
 };
 
 struct Side {
@@ -137,7 +141,11 @@ void register_validate_command(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<ValidateArgs>();
   CLI::App* cmd = app.add_subcommand("validate", "Run a scenario for real (MPI processes) and in the simulator, side by side");
   cmd->add_option("scenario", a->scenario, "Scenario YAML file")->required();
-  cmd->add_option("--backend", a->backend, "Collective library: mpi");
+  cmd->add_option("--backend", a->backend, "Collective library: mpi (CPU processes) or nccl (one GPU per rank)");
+  cmd->add_flag("--spin-demo", a->spin_demo,
+                "At --spin-step, the first collective waits for a peer that never comes (a kernel spinning on a "
+                "flag with nccl); the watchdog then times it out and aborts");
+  cmd->add_option("--spin-step", a->spin_step, "The step of --spin-demo (default 3)");
   cmd->add_option("--ranks", a->ranks, "Processes (default: the scenario's ranks; must match them)");
   cmd->add_option("--timeout", a->timeout, "Watchdog timeout of the real and simulated runs (default 5s)");
   cmd->add_option("--grace", a->grace, "The launcher kills the job this long after the timeout (default 5s)");
@@ -167,7 +175,9 @@ Result<Prepared> prepare(const ValidateArgs& a) {
     d.message = msg;
     return d;
   };
-  if (a.backend != "mpi") return bad("--backend", "backend '" + a.backend + "' is not available here (expected mpi)");
+  if (a.backend != "mpi" && a.backend != "nccl")
+    return bad("--backend", "unknown backend '" + a.backend + "' (expected mpi or nccl)");
+  if (a.spin_demo && a.spin_step < 1) return bad("--spin-step", "expected a step >= 1");
   auto scenario = load_scenario(a.scenario, a.sets);
   if (!scenario.ok()) return scenario.errors();
   Prepared p;
@@ -191,13 +201,21 @@ Result<Prepared> prepare(const ValidateArgs& a) {
     if (!c.ok()) return c.errors();
     p.calibration = std::move(*c);
   }
-  if (!validate::find_runner()) return bad("fleetsim-mpi-runner", "not found next to the fleetsim executable (build with MPI)");
+  if (a.backend == "nccl") {
+    if (const std::string why = validate::nccl_backend_unavailable(); !why.empty()) return bad("--backend nccl", why);
+  } else if (!validate::find_runner()) {
+    return bad("fleetsim-mpi-runner", "not found next to the fleetsim executable (build with MPI)");
+  }
   return p;
 }
 
 // A quick calibration for the collectives and group sizes the scenario uses.
-Result<Calibration> quick_calibration(const Plan& plan, const std::string& out, const std::string& hostfile) {
+Result<Calibration> quick_calibration(const Plan& plan, const std::string& out, const std::string& hostfile,
+                                      const std::string& backend) {
   validate::CalibrateSpec spec;
+  spec.backend = backend;
+  spec.system = nccl::fabric_preset(plan.scenario.fleet.system) ? plan.scenario.fleet.system : "dgx-h100";
+  spec.nodes = hostfile.empty() ? 1 : std::max(1, plan.scenario.fleet.nodes);  // one machine unless a cluster
   spec.ranks = plan.ranks;
   spec.out = out;
   spec.hostfile = hostfile;
@@ -238,19 +256,22 @@ int do_validate(const ValidateArgs& a) {
   fs::create_directories(tmp + "/real/" + std::string(validate::kPartsDir), ec);
   if (ec) return fail("error: cannot create " + tmp + ": " + ec.message());
   auto cleanup = [&](int rc) { fs::remove_all(tmp, ec); return rc; };
-  Calibration calib;
+  const bool gpu = a.backend == "nccl";
+  std::optional<Calibration> calib;
   if (prep->calibration) {
     calib = *prep->calibration;
+  } else if (plan.ranks < 2) {
+    std::printf("calibrate  one rank: no collective to sweep; the simulated side uses the scenario's own model\n");
   } else {
     std::printf("calibrate  quick sweep of the scenario's collectives (%d ranks) ...\n", plan.ranks);
     std::fflush(stdout);
-    auto c = quick_calibration(plan, tmp + "/calibration.yaml", a.hostfile);
+    auto c = quick_calibration(plan, tmp + "/calibration.yaml", a.hostfile, a.backend);
     if (!c.ok()) { for (const auto& d : c.errors()) std::fprintf(stderr, "%s\n", d.to_string().c_str()); return cleanup(1); }
     calib = *c;
   }
   const validate::Scaling& k = prep->scaling;
   validate::LaunchSpec ls;
-  ls.runner = *validate::find_runner();
+  ls.runner = *validate::find_runner(gpu ? "fleetsim-nccl-runner" : "fleetsim-mpi-runner");
   ls.ranks = plan.ranks;
   ls.hostfile = a.hostfile;
   ls.log_file = tmp + "/mpirun.log";
@@ -262,16 +283,26 @@ int do_validate(const ValidateArgs& a) {
              "--dump-wait-ms", std::to_string(k.dump_wait.ns / 1'000'000), "--telemetry-ms",
              std::to_string(k.telemetry_period.ns / 1'000'000)};
   for (const std::string& s : a.sets) ls.args.insert(ls.args.end(), {"--set", s});
-  if (plan.ranks > static_cast<int>(std::thread::hardware_concurrency())) ls.args.push_back("--yield");
-  std::printf("real       %d MPI processes: time x%g, bytes x%g, watchdog %s, grace %s ...\n", plan.ranks,
-              k.time_scale, k.bytes_scale, a.timeout.c_str(), format_seconds(prep->grace.ns).c_str());
+  if (!gpu && plan.ranks > static_cast<int>(std::thread::hardware_concurrency())) ls.args.push_back("--yield");
+  if (a.spin_demo) ls.args.insert(ls.args.end(), {"--spin-step", std::to_string(a.spin_step)});
+  std::printf("real       %d %s: time x%g, bytes x%g, watchdog %s, grace %s%s ...\n", plan.ranks,
+              gpu ? "GPU processes (NCCL)" : "MPI processes", k.time_scale, k.bytes_scale, a.timeout.c_str(),
+              format_seconds(prep->grace.ns).c_str(),
+              a.spin_demo ? (", spin demo at step " + std::to_string(a.spin_step)).c_str() : "");
   std::fflush(stdout);
   const auto lr = validate::launch(ls);
   if (!lr) return cleanup(fail("error: cannot start mpirun"));
-  validate::LaunchInfo info{lr->exit_code, lr->killed, lr->wall_s, k.time_scale, k.bytes_scale, lr->command};
+  validate::LaunchInfo info{lr->exit_code, lr->killed, lr->wall_s, k.time_scale, k.bytes_scale, lr->command, a.backend};
   auto real = validate::merge_parts(plan, tmp + "/real", info);
   if (!real.ok()) return cleanup(fail(real.errors()));
-  const auto model = make_calibrated_model(calib, plan.scenario.fleet);
+  std::unique_ptr<CostModel> model;
+  if (calib) {
+    model = make_calibrated_model(*calib, plan.scenario.fleet);
+  } else {
+    auto m = make_cost_model(plan);
+    if (!m.ok()) return cleanup(fail(m.errors()));
+    model = std::move(*m);
+  }
   auto outputs = select_outputs(plan, std::nullopt);
   auto sim = simulate_to_record(plan, *model, tmp + "/sim", *outputs);
   if (!sim.ok()) return cleanup(fail(sim.errors()));
@@ -279,13 +310,20 @@ int do_validate(const ValidateArgs& a) {
   fs::create_directories(fs::path(out).parent_path().empty() ? "." : fs::path(out).parent_path(), ec);
   fs::rename(tmp, out, ec);
   if (ec) return cleanup(fail("error: cannot move the finished run into " + out + ": " + ec.message()));
-  const Side r = read_side("real (mpi, " + std::to_string(plan.ranks) + " processes)", plan, real->result, out + "/real");
+  const Side r = read_side(gpu ? "real (nccl, " + std::to_string(plan.ranks) + " GPUs)"
+                               : "real (mpi, " + std::to_string(plan.ranks) + " processes)",
+                           plan, real->result, out + "/real");
   const Side s = read_side(std::string("simulated (") + model->name() + ")", plan, sim->result, out + "/sim");
   std::printf("scenario   %s: %d ranks (tp %d x dp %d x pp %d), mpirun exit %d%s, %.1f s wall\n",
               plan.scenario.name.c_str(), plan.ranks, plan.tp, plan.dp, plan.pp, lr->exit_code,
               lr->killed ? " (killed by the launcher's deadline)" : "", lr->wall_s);
   print_sides(r, s);
-  std::printf("outputs    %s/ (real/ sim/ mpirun.log%s)\n", out.c_str(), prep->calibration ? "" : " calibration.yaml calibration.csv");
+  if (a.spin_demo)
+    std::printf("spin demo  the real side's hang is by design (a wait for a peer that never comes at step %lld); "
+                "the simulated side runs the scenario as written\n",
+                static_cast<long long>(a.spin_step));
+  std::printf("outputs    %s/ (real/ sim/ mpirun.log%s)\n", out.c_str(),
+              prep->calibration || !calib ? "" : " calibration.yaml calibration.csv");
   return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <yaml-cpp/yaml.h>
 
@@ -110,6 +111,240 @@ std::vector<CollectiveFit> fit_all(const std::vector<CalibrationSample>& samples
   return out;
 }
 
+double NcclCalibration::offset_us(OpKind op) const {
+  const OpKind key = op == OpKind::kRecv ? OpKind::kSend : op == OpKind::kBarrier ? OpKind::kAllReduce : op;
+  for (const auto& [k, v] : latency_offset_us)
+    if (k == key) return v;
+  return 0.0;
+}
+
+GroupShape sweep_group_shape(int ranks, int gpus_per_node) {
+  const int per = std::max(1, gpus_per_node);
+  GroupShape g;
+  g.ranks = std::max(1, ranks);
+  g.nodes = (g.ranks + per - 1) / per;
+  g.ranks_per_node = std::min(g.ranks, per);
+  return g;
+}
+
+nccl::Fabric apply_nccl_figures(const NcclCalibration& c, nccl::Fabric fabric) {
+  char buf[64];
+  for (const auto& [key, value] : c.figures) {
+    std::snprintf(buf, sizeof buf, "%.9g", value);
+    nccl::set_fabric_field(&fabric, key, buf);
+  }
+  return fabric;
+}
+
+namespace {
+
+double model_us(const nccl::Model& m, OpKind op, int64_t bytes, int ranks, int gpus_per_node) {
+  const auto coll = nccl::coll_from_op(op);
+  if (!coll) return 0.0;
+  const nccl::Estimate e = m.estimate(*coll, op == OpKind::kBarrier ? 4 : bytes, sweep_group_shape(ranks, gpus_per_node));
+  return e.ok ? e.time_us : 0.0;
+}
+
+// One fabric figure being fitted: its set_fabric_field key and search range.
+struct Param {
+  std::string key;
+  double value, lo, hi;
+  bool log_scale;
+};
+
+class NcclFit {
+ public:
+  NcclFit(const std::vector<CalibrationSample>& s, const nccl::Fabric& f, const nccl::Options& o)
+      : samples_(s), fabric_(f), options_(o) {
+    for (const CalibrationSample& x : s)
+      if (std::find(ops_.begin(), ops_.end(), key_of(x.op)) == ops_.end()) ops_.push_back(key_of(x.op));
+  }
+
+  static OpKind key_of(OpKind op) { return op == OpKind::kRecv ? OpKind::kSend : op; }
+
+  nccl::Fabric fabric_with(const std::vector<Param>& p) const {
+    nccl::Fabric f = fabric_;
+    char buf[64];
+    for (const Param& x : p) {
+      std::snprintf(buf, sizeof buf, "%.9g", x.value);
+      nccl::set_fabric_field(&f, x.key, buf);
+    }
+    return f;
+  }
+
+  // Sum of squared relative errors with the best offsets; fills `offsets`.
+  double objective(const std::vector<Param>& p, std::vector<double>* offsets = nullptr,
+                   double* max_err = nullptr) const {
+    auto m = nccl::Model::create(fabric_with(p), options_);
+    if (!m.ok()) return std::numeric_limits<double>::infinity();
+    std::vector<double> pred(samples_.size());
+    for (size_t i = 0; i < samples_.size(); ++i)
+      pred[i] = model_us(*m, samples_[i].op, samples_[i].bytes, samples_[i].ranks, fabric_.gpus_per_node);
+    double total = 0, worst = 0;
+    std::vector<double> offs;
+    for (OpKind op : ops_) {
+      // min sum ((m + d - t) / t)^2 over d: d = sum((t - m) / t^2) / sum(1 / t^2),
+      // kept above -min(m) so that no prediction goes below zero.
+      double num = 0, den = 0, floor = std::numeric_limits<double>::infinity();
+      for (size_t i = 0; i < samples_.size(); ++i) {
+        if (key_of(samples_[i].op) != op) continue;
+        const double t = samples_[i].time_s * 1e6;
+        num += (t - pred[i]) / (t * t);
+        den += 1.0 / (t * t);
+        floor = std::min(floor, pred[i]);
+      }
+      const double d = std::max(den > 0 ? num / den : 0.0, -0.95 * floor);
+      offs.push_back(d);
+      for (size_t i = 0; i < samples_.size(); ++i) {
+        if (key_of(samples_[i].op) != op) continue;
+        const double t = samples_[i].time_s * 1e6;
+        const double r = (pred[i] + d - t) / t;
+        total += r * r;
+        worst = std::max(worst, std::abs(r));
+      }
+    }
+    if (offsets) *offsets = offs;
+    if (max_err) *max_err = worst;
+    return total;
+  }
+
+  // Does the objective move when `p` is halved or doubled?
+  bool sensitive(std::vector<Param> p, size_t i) const {
+    const double base = objective(p);
+    for (double k : {0.5, 2.0}) {
+      std::vector<Param> q = p;
+      q[i].value = p[i].log_scale ? p[i].value * k : p[i].value + (k > 1 ? 5.0 : 2.5);
+      if (std::abs(objective(q) - base) > 1e-9 * std::max(1.0, base)) return true;
+    }
+    return false;
+  }
+
+  // One coordinate: a 41-point grid over the range, then golden-section search
+  // between the grid neighbours of the best point.
+  void minimize(std::vector<Param>& p, size_t i) const {
+    Param& x = p[i];
+    auto at = [&](double u) {
+      x.value = x.log_scale ? std::exp(u) : u;
+      return objective(p);
+    };
+    const double lo = x.log_scale ? std::log(x.lo) : x.lo, hi = x.log_scale ? std::log(x.hi) : x.hi;
+    constexpr int kGrid = 40;
+    double best_u = lo, best = std::numeric_limits<double>::infinity();
+    for (int k = 0; k <= kGrid; ++k) {
+      const double u = lo + (hi - lo) * k / kGrid;
+      const double v = at(u);
+      if (v < best) best = v, best_u = u;
+    }
+    double a = std::max(lo, best_u - (hi - lo) / kGrid), b = std::min(hi, best_u + (hi - lo) / kGrid);
+    const double g = (std::sqrt(5.0) - 1) / 2;
+    double c = b - g * (b - a), d = a + g * (b - a), fc = at(c), fd = at(d);
+    for (int it = 0; it < 60 && b - a > 1e-7 * (1 + std::abs(a)); ++it) {
+      if (fc < fd) {
+        b = d, d = c, fd = fc, c = b - g * (b - a), fc = at(c);
+      } else {
+        a = c, c = d, fc = fd, d = a + g * (b - a), fd = at(d);
+      }
+    }
+    const double u = fc < fd ? c : d;
+    if (std::min(fc, fd) <= best) {
+      at(u);
+    } else {
+      at(best_u);
+    }
+  }
+
+  const std::vector<OpKind>& ops() const { return ops_; }
+
+ private:
+  const std::vector<CalibrationSample>& samples_;
+  nccl::Fabric fabric_;
+  nccl::Options options_;
+  std::vector<OpKind> ops_;
+};
+
+}  // namespace
+
+double nccl_calibrated_time_s(const NcclCalibration& c, const nccl::Model& fitted, OpKind op, int64_t bytes,
+                              int ranks) {
+  return std::max(0.0, model_us(fitted, op, bytes, ranks, c.gpus_per_node) + c.offset_us(op)) * 1e-6;
+}
+
+Result<NcclCalibration> fit_nccl(const std::vector<CalibrationSample>& all, const nccl::Fabric& fabric,
+                                 const nccl::Options& options) {
+  std::vector<CalibrationSample> samples;
+  for (const CalibrationSample& s : all)
+    if (s.ranks >= 2 && s.time_s > 0 && nccl::coll_from_op(s.op)) samples.push_back(s);
+  if (samples.empty()) {
+    Diagnostic d;
+    d.message = "no samples of groups of 2 or more GPUs to fit the NCCL model to";
+    return d;
+  }
+  auto check = nccl::Model::create(fabric, options);
+  if (!check.ok()) return check.errors();
+  int widest = 0;
+  for (const CalibrationSample& s : samples) widest = std::max(widest, s.ranks);
+  const GroupShape one = sweep_group_shape(std::min(widest, fabric.gpus_per_node), fabric.gpus_per_node);
+  const GroupShape many = sweep_group_shape(widest, fabric.gpus_per_node);
+  const nccl::Graphs g1 = nccl::nccl_graphs(fabric, one), gn = nccl::nccl_graphs(fabric, many);
+  std::vector<Param> params;
+  auto add = [&params](const char* key, double start, bool log_scale, double lo, double hi) {
+    params.push_back({key, start, lo, hi, log_scale});
+  };
+  // Ranges: a factor 16 either way of the derived figure; net latency 0..100 us.
+  if (g1.ring.bw_intra_GBps > 0) add("bw_intra", g1.ring.bw_intra_GBps, true, g1.ring.bw_intra_GBps / 16, g1.ring.bw_intra_GBps * 16);
+  if (many.nodes > 1 && gn.ring.bw_inter_GBps > 0)
+    add("bw_inter", gn.ring.bw_inter_GBps, true, gn.ring.bw_inter_GBps / 16, gn.ring.bw_inter_GBps * 16);
+  if (fabric.nvls && g1.nvls.bw_intra_GBps > 0)
+    add("nvls_bw", g1.nvls.bw_intra_GBps, true, g1.nvls.bw_intra_GBps / 16, g1.nvls.bw_intra_GBps * 16);
+  if (many.nodes > 1) add("net_latency", std::max(0.0, fabric.net_latency_us), false, 0.0, 100.0);
+  NcclFit fit(samples, fabric, options);
+  // Coordinate descent over the figures in `set` until the objective stops falling.
+  auto refine = [&fit](std::vector<Param>& set) {
+    double prev = fit.objective(set);
+    for (int round = 0; round < 6 && !set.empty(); ++round) {
+      for (size_t i = 0; i < set.size(); ++i) fit.minimize(set, i);
+      const double now = fit.objective(set);
+      if (prev - now <= 1e-10 * std::max(1.0, prev)) break;
+      prev = now;
+    }
+    return fit.objective(set);
+  };
+  // Forward selection: a figure left unset keeps its derived value, which may
+  // differ between group shapes (bw_intra is a one-node ring's figure and a
+  // multi-node tree's), so a figure is set only when setting it lowers the
+  // error by more than 5%: the one that helps most first, then all refitted.
+  std::vector<Param> used, left;
+  for (size_t i = 0; i < params.size(); ++i)
+    if (fit.sensitive(params, i)) left.push_back(params[i]);
+  double best = fit.objective(used);
+  while (!left.empty()) {
+    size_t pick = left.size();
+    double pick_obj = best;
+    std::vector<Param> pick_set;
+    for (size_t i = 0; i < left.size(); ++i) {
+      std::vector<Param> trial = used;
+      trial.push_back(left[i]);
+      const double v = refine(trial);
+      if (v < pick_obj) pick = i, pick_obj = v, pick_set = trial;
+    }
+    if (pick == left.size() || pick_obj > 0.95 * best) break;
+    used = pick_set;
+    best = pick_obj;
+    left.erase(left.begin() + static_cast<std::ptrdiff_t>(pick));
+  }
+  NcclCalibration c;
+  c.system = fabric.system;
+  c.nodes = fabric.nodes;
+  c.gpus_per_node = fabric.gpus_per_node;
+  c.version = options.version;
+  c.samples = static_cast<int>(samples.size());
+  for (const Param& p : used) c.figures.emplace_back(p.key, p.value);
+  std::vector<double> offsets;
+  fit.objective(used, &offsets, &c.max_rel_err);
+  for (size_t i = 0; i < fit.ops().size(); ++i) c.latency_offset_us.emplace_back(fit.ops()[i], offsets[i]);
+  return c;
+}
+
 Result<Calibration> load_calibration(const std::string& path) {
   YAML::Node root;
   try {
@@ -156,6 +391,49 @@ Result<Calibration> load_calibration(const std::string& path) {
       }
       c.fits.push_back(f);
     }
+    if (const YAML::Node n = root["nccl"]) {
+      if (!n.IsMap()) return at(path, n.Mark(), "expected `nccl:` as a mapping");
+      NcclCalibration nc;
+      if (n["system"]) nc.system = n["system"].as<std::string>();
+      if (n["nodes"]) nc.nodes = n["nodes"].as<int>();
+      if (n["gpus_per_node"]) nc.gpus_per_node = n["gpus_per_node"].as<int>();
+      if (n["version"]) nc.version = n["version"].as<std::string>();
+      if (n["max_rel_err"]) nc.max_rel_err = n["max_rel_err"].as<double>();
+      if (n["samples"]) nc.samples = n["samples"].as<int>();
+      if (nc.nodes < 1 || nc.gpus_per_node < 1) errs.push_back(at(path, n.Mark(), "nodes and gpus_per_node must be >= 1"));
+      if (!nccl::constants_for_version(nc.version))
+        errs.push_back(at(path, n["version"].Mark(), "unknown NCCL version '" + nc.version + "' (expected " +
+                                                         nccl::kSupportedVersions + ")"));
+      if (const YAML::Node fig = n["figures"]) {
+        if (!fig.IsMap()) return at(path, fig.Mark(), "expected `figures:` as a mapping of fabric figures");
+        nccl::Fabric probe;
+        for (const auto& kv : fig) {
+          const std::string key = kv.first.as<std::string>();
+          const double v = kv.second.as<double>();
+          const bool known = key == "bw_intra" || key == "bw_inter" || key == "nvls_bw" || key == "net_latency";
+          if (!known || !std::isfinite(v) || v < 0 || !nccl::set_fabric_field(&probe, key, kv.second.as<std::string>()).empty()) {
+            errs.push_back(at(path, kv.first.Mark(), "figure '" + key + "' must be one of bw_intra, bw_inter, nvls_bw "
+                                                      "(GB/s per channel) or net_latency (us), with a value >= 0"));
+            continue;
+          }
+          nc.figures.emplace_back(key, v);
+        }
+      }
+      if (const YAML::Node off = n["latency_offset_us"]) {
+        if (!off.IsMap()) return at(path, off.Mark(), "expected `latency_offset_us:` as a mapping op: microseconds");
+        for (const auto& kv : off) {
+          const auto op = collective_from_name(kv.first.as<std::string>());
+          const double v = kv.second.as<double>();
+          if (!op || !std::isfinite(v)) {
+            errs.push_back(at(path, kv.first.Mark(), "unknown collective '" + kv.first.as<std::string>() +
+                                                         "' or non-finite offset"));
+            continue;
+          }
+          nc.latency_offset_us.emplace_back(*op, v);
+        }
+      }
+      c.nccl = std::move(nc);
+    }
   } catch (const YAML::Exception& e) {
     return at(path, e.mark, "bad value: " + e.msg);
   }
@@ -178,6 +456,26 @@ std::optional<Diagnostic> write_calibration(const Calibration& c, const std::str
                     calib_name(x.op), x.ranks, x.fit.alpha_s * 1e6, x.fit.beta_s_per_byte * 1e9, x.max_rel_err,
                     static_cast<long long>(x.min_bytes), static_cast<long long>(x.max_bytes));
       f << buf;
+    }
+    if (c.nccl) {
+      const NcclCalibration& n = *c.nccl;
+      f << "# The NCCL model's figures fitted to these measurements (applied to the scenario's fleet):\n"
+           "# bw_intra, bw_inter, nvls_bw in GB/s per channel, net_latency in us; plus a latency offset per op.\n";
+      f << "nccl:\n  system: " << n.system << "\n  nodes: " << n.nodes << "\n  gpus_per_node: " << n.gpus_per_node
+        << "\n  version: \"" << n.version << "\"\n  samples: " << n.samples << "\n";
+      std::snprintf(buf, sizeof buf, "  max_rel_err: %.4f\n", n.max_rel_err);
+      f << buf << "  figures: {";
+      for (size_t i = 0; i < n.figures.size(); ++i) {
+        std::snprintf(buf, sizeof buf, "%s%s: %.6g", i ? ", " : "", n.figures[i].first.c_str(), n.figures[i].second);
+        f << buf;
+      }
+      f << "}\n  latency_offset_us: {";
+      for (size_t i = 0; i < n.latency_offset_us.size(); ++i) {
+        std::snprintf(buf, sizeof buf, "%s%s: %.6g", i ? ", " : "", calib_name(n.latency_offset_us[i].first),
+                      n.latency_offset_us[i].second);
+        f << buf;
+      }
+      f << "}\n";
     }
     if (!f) {
       std::error_code ec;
@@ -220,10 +518,41 @@ class CalibratedModel final : public CostModel {
   Calibration c_;
 };
 
+// NCCL's model with fitted figures, plus the fitted latency offset per op.
+class NcclCalibratedModel final : public CostModel {
+ public:
+  NcclCalibratedModel(NcclCalibration c, std::unique_ptr<CostModel> inner)
+      : c_(std::move(c)), inner_(std::move(inner)), name_(std::string(inner_->name()) + ", calibrated figures") {}
+
+  Duration collective_time(OpKind op, int64_t bytes, const GroupShape& g) const override {
+    return shift(op, g, inner_->collective_time(op, bytes, g));
+  }
+  Duration collective_time_degraded(OpKind op, int64_t bytes, const GroupShape& g,
+                                    const std::vector<LinkDegradation>& degraded) const override {
+    return shift(op, g, inner_->collective_time_degraded(op, bytes, g, degraded));
+  }
+  const char* name() const override { return name_.c_str(); }
+
+ private:
+  Duration shift(OpKind op, const GroupShape& g, Duration t) const {
+    if (g.ranks <= 1) return t;  // a one-member group was never measured
+    return round_to_duration(std::max(0.0, t.to_seconds() + c_.offset_us(op) * 1e-6));
+  }
+  NcclCalibration c_;
+  std::unique_ptr<CostModel> inner_;
+  std::string name_;
+};
+
 }  // namespace
 
-std::unique_ptr<CostModel> make_calibrated_model(const Calibration& c, const Fleet& /*fleet*/) {
+std::unique_ptr<CostModel> make_calibrated_model(const Calibration& c, const Fleet& fleet) {
   FLEETSIM_CHECK(!c.fits.empty());
+  if (c.nccl) {
+    NcclOptions o;
+    o.version = c.nccl->version;
+    auto inner = make_nccl_model(apply_nccl_figures(*c.nccl, fabric_from_fleet(fleet)), o);
+    if (inner) return std::make_unique<NcclCalibratedModel>(*c.nccl, std::move(inner));
+  }
   return std::make_unique<CalibratedModel>(c);
 }
 

@@ -13,6 +13,8 @@
 #include "fleetsim/cost_model.h"
 #include "fleetsim/scenario.h"
 #include "fleetsim/status.h"
+#include "sim/model/nccl_fabric.h"
+#include "sim/model/nccl_model.h"
 
 namespace fleetsim {
 
@@ -41,11 +43,31 @@ struct CollectiveFit {
   int64_t min_bytes = 0, max_bytes = 0;  // the sampled range
 };
 
+// The NCCL model's figures fitted to measurements on real GPUs (`fleetsim
+// calibrate --backend nccl`): the fabric figures of nccl_fabric.h that the
+// measurements determine (set_fabric_field keys: bw_intra, bw_inter, nvls_bw in
+// GB/s per channel, net_latency in us) and, per collective, a latency offset
+// added to the model's time (what the fabric's figures cannot express: launch
+// and synchronisation costs of this machine). The model applying them starts
+// from the scenario's fleet, sets the figures, and uses `version`'s constants.
+struct NcclCalibration {
+  std::string system = "dgx-h100";  // the preset the measured machine was described by
+  int nodes = 1, gpus_per_node = 8;  // the measured machine
+  std::string version = "2.30";      // NCCL release whose constants the fit used
+  std::vector<std::pair<std::string, double>> figures;      // fitted fabric figures
+  std::vector<std::pair<OpKind, double>> latency_offset_us; // per collective
+  double max_rel_err = 0;            // worst |model - measured| / measured after the fit
+  int samples = 0;
+
+  double offset_us(OpKind op) const;
+};
+
 struct Calibration {
   std::string backend = "mpi";  // mpi | nccl
   std::string host;             // where it was measured (informational)
   int ranks = 0;                // world size of the calibration job
   std::vector<CollectiveFit> fits;
+  std::optional<NcclCalibration> nccl;  // the `nccl:` section (backend nccl)
 
   // The fit for (op, ranks), else the same op at the nearest calibrated size.
   const CollectiveFit* find(OpKind op, int ranks) const;
@@ -59,6 +81,26 @@ AlphaBeta fit_alpha_beta(const std::vector<CalibrationSample>& samples);
 // Groups samples by (op, ranks) and fits each group.
 std::vector<CollectiveFit> fit_all(const std::vector<CalibrationSample>& samples);
 
+// The group shape a sweep group of `ranks` consecutive ranks has on machines
+// of `gpus_per_node` GPUs.
+GroupShape sweep_group_shape(int ranks, int gpus_per_node);
+
+// Fits the NCCL model's figures to `samples` (group sizes >= 2) measured on
+// `fabric` (whose nodes and gpus_per_node describe the measured machine):
+// coordinate descent over the figures the samples are sensitive to (a log
+// grid, then golden-section refinement), with each collective's latency offset
+// solved in closed form (least squares on relative error). Errors: no usable
+// samples, bad options.
+Result<NcclCalibration> fit_nccl(const std::vector<CalibrationSample>& samples, const nccl::Fabric& fabric,
+                                 const nccl::Options& options);
+
+// The fabric with `c`'s fitted figures set on it.
+nccl::Fabric apply_nccl_figures(const NcclCalibration& c, nccl::Fabric fabric);
+
+// The time the fitted NCCL model predicts for one sample, in seconds.
+double nccl_calibrated_time_s(const NcclCalibration& c, const nccl::Model& fitted, OpKind op, int64_t bytes,
+                              int ranks);
+
 // Reads a calibration file. Bad input: FILE:LINE:COL diagnostics.
 Result<Calibration> load_calibration(const std::string& path);
 
@@ -66,11 +108,14 @@ Result<Calibration> load_calibration(const std::string& path);
 // diagnostic on an I/O failure.
 std::optional<Diagnostic> write_calibration(const Calibration& c, const std::string& path);
 
-// A CostModel from measured fits: for a group of n members it uses the fit for
+// A CostModel from measured fits. With an `nccl:` section: NCCL's model on
+// the scenario's fleet with the fitted figures and latency offsets. Otherwise,
+// for a group of n members it uses the fit for
 // (op, n); a size not calibrated scales the nearest one's alpha by ring steps and
 // beta by ring bytes per rank. Ops never calibrated borrow allreduce's fit
-// (barrier = a 4-byte allreduce, as ProcessGroupNCCL does). `fleet` is kept for
-// the name only. REQUIRES: c.fits non-empty.
+// (barrier = a 4-byte allreduce, as ProcessGroupNCCL does). `fleet` is the
+// NCCL model's fabric (without an `nccl:` section it is not used).
+// REQUIRES: c.fits non-empty.
 std::unique_ptr<CostModel> make_calibrated_model(const Calibration& c, const Fleet& fleet);
 
 // "allreduce" -> kAllReduce for the collectives a calibration can hold.

@@ -1,0 +1,85 @@
+// Shared setup of the per-rank programs (see runner_common.h).
+#include "validate/runner_common.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "sim/io/scenario_loader.h"
+#include "validate/rank_runner.h"
+#include "validate/scaling.h"
+
+namespace fleetsim::validate {
+
+CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
+  CLI::App* run = app.add_subcommand("run", "Execute one rank of a scaled scenario");
+  run->add_option("scenario", a.scenario)->required();
+  run->add_option("--work", a.work, "RunRecord folder being written")->required();
+  run->add_option("--set", a.sets);
+  run->add_option("--time-scale", a.time_scale);
+  run->add_option("--bytes-scale", a.bytes_scale);
+  run->add_option("--timeout-ms", a.timeout_ms);
+  run->add_option("--dump-wait-ms", a.dump_wait_ms);
+  run->add_option("--telemetry-ms", a.telemetry_ms);
+  run->add_flag("--yield", a.yield);
+  run->add_option("--spin-step", a.spin_step,
+                  "At this step the first collective becomes a wait for a peer that never comes (the spin demo)");
+  return run;
+}
+
+std::optional<Plan> load_run_plan(const RunArgs& a, int world, bool report) {
+  Scaling k;
+  auto scenario = load_scenario(a.scenario, a.sets);
+  if (!parse_scale(a.time_scale, &k.time_scale) || !parse_scale(a.bytes_scale, &k.bytes_scale)) {
+    if (report) std::fprintf(stderr, "error: bad --time-scale or --bytes-scale\n");
+    return std::nullopt;
+  }
+  if (!scenario.ok()) {
+    if (report)
+      for (const Diagnostic& d : scenario.errors()) std::fprintf(stderr, "%s\n", d.to_string().c_str());
+    return std::nullopt;
+  }
+  k.timeout = Duration::millis(a.timeout_ms);
+  k.dump_wait = Duration::millis(a.dump_wait_ms);
+  k.telemetry_period = Duration::millis(a.telemetry_ms);
+  auto plan = compile_plan(scale_scenario(*scenario, k));
+  if (!plan.ok()) {
+    if (report)
+      for (const Diagnostic& d : plan.errors()) std::fprintf(stderr, "%s\n", d.to_string().c_str());
+    return std::nullopt;
+  }
+  if (plan->ranks != world) {
+    if (report)
+      std::fprintf(stderr, "%s: error: the scenario has %d ranks but mpirun started %d processes\n",
+                   a.scenario.c_str(), plan->ranks, world);
+    return std::nullopt;
+  }
+  return std::move(*plan);
+}
+
+void install_process_guards() {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // if mpirun goes, so do we: never an orphan
+  struct sigaction sa {};
+  sa.sa_handler = [](int) { g_terminate = true; };
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+int64_t plan_max_bytes(const Plan& plan) {
+  int64_t m = 4;
+  for (const PlanOp& op : plan.ops) m = std::max(m, op.bytes);
+  for (const Fault& f : plan.op_faults) m = std::max(m, f.bytes.value_or(0));
+  return m;
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+}  // namespace fleetsim::validate
