@@ -297,7 +297,8 @@ int do_validate(const ValidateArgs& a) {
   if (!real.ok()) return cleanup(fail(real.errors()));
   std::unique_ptr<CostModel> model;
   if (calib) {
-    model = make_calibrated_model(*calib, plan.scenario.fleet);
+    model = make_calibrated_model(*calib, plan.scenario.fleet, plan.scenario.job.nccl_algo,
+                                  plan.scenario.job.nccl_proto);
   } else {
     auto m = make_cost_model(plan);
     if (!m.ok()) return cleanup(fail(m.errors()));

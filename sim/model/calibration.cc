@@ -545,11 +545,14 @@ class NcclCalibratedModel final : public CostModel {
 
 }  // namespace
 
-std::unique_ptr<CostModel> make_calibrated_model(const Calibration& c, const Fleet& fleet) {
+std::unique_ptr<CostModel> make_calibrated_model(const Calibration& c, const Fleet& fleet, const std::string& algo,
+                                                 const std::string& proto) {
   FLEETSIM_CHECK(!c.fits.empty());
   if (c.nccl) {
     NcclOptions o;
     o.version = c.nccl->version;
+    o.algo = algo;
+    o.proto = proto;
     auto inner = make_nccl_model(apply_nccl_figures(*c.nccl, fabric_from_fleet(fleet)), o);
     if (inner) return std::make_unique<NcclCalibratedModel>(*c.nccl, std::move(inner));
   }

@@ -114,9 +114,11 @@ std::optional<Diagnostic> write_calibration(const Calibration& c, const std::str
 // (op, n); a size not calibrated scales the nearest one's alpha by ring steps and
 // beta by ring bytes per rank. Ops never calibrated borrow allreduce's fit
 // (barrier = a 4-byte allreduce, as ProcessGroupNCCL does). `fleet` is the
-// NCCL model's fabric (without an `nccl:` section it is not used).
+// NCCL model's fabric (without an `nccl:` section it is not used); `algo` and
+// `proto` restrict the NCCL model's choices as the scenario's job.nccl does.
 // REQUIRES: c.fits non-empty.
-std::unique_ptr<CostModel> make_calibrated_model(const Calibration& c, const Fleet& fleet);
+std::unique_ptr<CostModel> make_calibrated_model(const Calibration& c, const Fleet& fleet,
+                                                 const std::string& algo = "", const std::string& proto = "");
 
 // "allreduce" -> kAllReduce for the collectives a calibration can hold.
 std::optional<OpKind> collective_from_name(const std::string& name);

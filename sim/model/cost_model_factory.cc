@@ -18,7 +18,7 @@ Result<std::unique_ptr<CostModel>> make_cost_model(const Plan& plan) {
       path = std::filesystem::path(plan.scenario.file).parent_path() / path;
     auto c = load_calibration(path.string());
     if (!c.ok()) return c.errors();
-    return make_calibrated_model(*c, plan.scenario.fleet);
+    return make_calibrated_model(*c, plan.scenario.fleet, job.nccl_algo, job.nccl_proto);
   }
   if (job.collective_model == "alpha-beta") return make_alpha_beta_model(plan.scenario.fleet);
   NcclOptions options;

@@ -138,6 +138,13 @@ TEST(NcclCalibration, FileRoundTripAndModel) {
               plain->collective_time(OpKind::kAllReduce, S, g).to_seconds() + 5e-6, 1e-8);
   EXPECT_NEAR(model->collective_time(OpKind::kAllGather, S, g).to_seconds(),
               plain->collective_time(OpKind::kAllGather, S, g).to_seconds(), 1e-8);  // no offset fitted
+
+  // The scenario's NCCL_ALGO restriction reaches the calibrated model too.
+  o.algo = "ring";
+  const auto ring = make_nccl_model(f, o);
+  const auto calibrated_ring = make_calibrated_model(*back, fleet, "ring", "");
+  EXPECT_NEAR(calibrated_ring->collective_time(OpKind::kAllReduce, S, g).to_seconds(),
+              ring->collective_time(OpKind::kAllReduce, S, g).to_seconds() + 5e-6, 1e-8);
 }
 
 TEST(NcclCalibration, BadNcclSectionHasLocations) {
