@@ -6,9 +6,9 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <sstream>
 
 #include "sim/io/scenario_loader.h"
+#include "sim/model/calibration.h"
 #include "validate/rank_runner.h"
 #include "validate/scaling.h"
 
@@ -74,12 +74,17 @@ int64_t plan_max_bytes(const Plan& plan) {
   return m;
 }
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
+bool parse_sweep_lists(const std::string& ops, const std::string& sizes, SweepOptions* o) {
+  for (const std::string& name : split_list(ops)) {
+    const auto k = collective_from_name(name);
+    if (!k) {
+      std::fprintf(stderr, "error: unknown collective '%s'\n", name.c_str());
+      return false;
+    }
+    o->ops.push_back(*k);
+  }
+  for (const std::string& g : split_list(sizes)) o->group_sizes.push_back(std::atoi(g.c_str()));
+  return true;
 }
 
 }  // namespace fleetsim::validate

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "fleetsim/plan.h"
+#include "sim/io/units.h"
+#include "validate/calib_sweep.h"
 
 namespace fleetsim::validate {
 
@@ -35,6 +37,8 @@ void install_process_guards();
 int64_t plan_max_bytes(const Plan& plan);
 
 // Comma list -> items.
-std::vector<std::string> split_list(const std::string& s);
+// --ops and --group-sizes of a runner's calibration sweep into `o`; false (after
+// one line on stderr) on an unknown collective.
+bool parse_sweep_lists(const std::string& ops, const std::string& sizes, SweepOptions* o);
 
 }  // namespace fleetsim::validate

@@ -33,15 +33,7 @@ int run_rank(const RunArgs& a) {
 }
 
 int calibrate(const std::string& ops, const std::string& sizes, SweepOptions o) {
-  for (const std::string& name : split_list(ops)) {
-    const auto k = collective_from_name(name);
-    if (!k) {
-      std::fprintf(stderr, "error: unknown collective '%s'\n", name.c_str());
-      return 2;
-    }
-    o.ops.push_back(*k);
-  }
-  for (const std::string& g : split_list(sizes)) o.group_sizes.push_back(std::atoi(g.c_str()));
+  if (!parse_sweep_lists(ops, sizes, &o)) return 2;
   return run_sweep(o);
 }
 

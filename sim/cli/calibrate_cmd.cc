@@ -5,9 +5,9 @@
 // size, and the files a scenario (`calibration: FILE`) or `fleetsim validate
 // --calibration` reads.
 #include <cstdio>
-#include <sstream>
 
 #include "sim/cli/commands.h"
+#include "sim/io/units.h"
 #include "sim/io/scenario_loader.h"
 #include "validate/calibrate_job.h"
 #include "validate/launcher.h"
@@ -29,13 +29,6 @@ int fail(const std::string& msg) {
   return 2;
 }
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 void print_result(const validate::CalibrateResult& r, const std::string& out) {
   std::printf("%-13s %5s %10s %11s %11s %8s %11s\n", "op", "ranks", "bytes", "time_us", "fit_us", "err%",
@@ -99,13 +92,13 @@ int do_calibrate(const CalibrateArgs& a) {
   if (spec.max_bytes < spec.min_bytes) return fail("--max-bytes: error: smaller than --min-bytes");
   if (!a.ops.empty()) {
     spec.ops.clear();
-    for (const std::string& name : split(a.ops)) {
+    for (const std::string& name : split_list(a.ops)) {
       const auto k = collective_from_name(name);
       if (!k) return fail("--ops: error: unknown collective '" + name + "'");
       spec.ops.push_back(*k);
     }
   }
-  for (const std::string& g : split(a.group_sizes)) {
+  for (const std::string& g : split_list(a.group_sizes)) {
     const int n = std::atoi(g.c_str());
     if (n < 2 || n > a.ranks || a.ranks % n != 0)
       return fail("--group-sizes: error: " + g + " must divide --ranks and be >= 2");

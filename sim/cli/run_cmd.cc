@@ -3,11 +3,11 @@
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
-#include <sstream>
 
 #include "fleetsim/cost_model.h"
 #include "fleetsim/plan.h"
 #include "sim/cli/commands.h"
+#include "sim/io/units.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/model/cost_model_factory.h"
 #include "sim/observe/run_record.h"
@@ -96,13 +96,6 @@ void print_summary(const Plan& plan, const CostModel& cost, const RecordedRun& r
   for (const auto& [file, why] : o.notes) std::printf("           %s: %s\n", file.c_str(), why.c_str());
 }
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 int do_run(const RunArgs& a) {
   std::vector<std::string> sets = a.sets;

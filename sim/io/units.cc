@@ -2,6 +2,7 @@
 // durations, sizes, percentages and bandwidths. Numbers are read as exact
 // decimals (mantissa / 10^k) so "1.5GiB" and "0.1s" convert without any
 // floating-point rounding; only percentages and bandwidths end as doubles.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -180,6 +181,17 @@ Result<double> parse_bandwidth_GBps(std::string_view text) {
   }
   return fail("unknown bandwidth unit " + quoted(unit) + " in " + quoted(text) +
               "; expected one of: GB/s Gb/s TB/s Tb/s MB/s Mb/s (B = bytes, b = bits)");
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t comma = std::min(s.find(',', start), s.size());
+    if (comma > start) out.push_back(s.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
 }
 
 }  // namespace fleetsim

@@ -5,7 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace fleetsim {
 
@@ -26,5 +28,8 @@ struct Decimal {
 // digits, optional '.' and digits). Returns how many characters it used, or 0
 // if `text` does not start with a number or the number has over 18 digits.
 size_t parse_decimal(std::string_view text, Decimal* out);
+
+// The items of a comma-separated command-line list ("a,b,,c" -> a, b, c).
+std::vector<std::string> split_list(const std::string& s);
 
 }  // namespace fleetsim

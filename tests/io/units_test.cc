@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/io/scenario_loader.h"
+#include "sim/io/units.h"
 
 namespace fleetsim {
 namespace {
@@ -67,6 +68,20 @@ TEST(UnitsTest, Bandwidths) {
   EXPECT_DOUBLE_EQ(*parse_bandwidth_GBps("1.6Tb/s"), 200.0);
   EXPECT_FALSE(parse_bandwidth_GBps("450GB").ok());
   EXPECT_FALSE(parse_bandwidth_GBps("0GB/s").ok());
+}
+
+}  // namespace
+}  // namespace fleetsim
+
+namespace fleetsim {
+namespace {
+
+// Command-line lists split on commas, empty items dropped.
+TEST(SplitList, CommasAndEmptyItems) {
+  EXPECT_EQ(split_list("allreduce,allgather"), (std::vector<std::string>{"allreduce", "allgather"}));
+  EXPECT_EQ(split_list("a,,b,"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(split_list("").empty());
+  EXPECT_EQ(split_list("one"), (std::vector<std::string>{"one"}));
 }
 
 }  // namespace
