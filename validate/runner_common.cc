@@ -74,6 +74,21 @@ int64_t plan_max_bytes(const Plan& plan) {
   return m;
 }
 
+CLI::App* add_calibrate_command(CLI::App& app, const std::string& what, SweepOptions& so, std::string& ops,
+                                std::string& sizes) {
+  CLI::App* cal = app.add_subcommand("calibrate", what);
+  cal->add_option("--out", so.out)->required();
+  cal->add_option("--ops", ops);
+  cal->add_option("--group-sizes", sizes);
+  cal->add_option("--min-bytes", so.min_bytes);
+  cal->add_option("--max-bytes", so.max_bytes);
+  cal->add_option("--factor", so.factor);
+  cal->add_option("--iters", so.iters);
+  cal->add_option("--budget-s", so.budget_s);
+  cal->add_flag("--yield", so.yield);
+  return cal;
+}
+
 bool parse_sweep_lists(const std::string& ops, const std::string& sizes, SweepOptions* o) {
   for (const std::string& name : split_list(ops)) {
     const auto k = collective_from_name(name);

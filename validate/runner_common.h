@@ -41,4 +41,9 @@ int64_t plan_max_bytes(const Plan& plan);
 // one line on stderr) on an unknown collective.
 bool parse_sweep_lists(const std::string& ops, const std::string& sizes, SweepOptions* o);
 
+// The `calibrate` subcommand both runners share: its options fill `so`, and the
+// --ops and --group-sizes lists (for parse_sweep_lists) `ops` and `sizes`.
+CLI::App* add_calibrate_command(CLI::App& app, const std::string& what, SweepOptions& so, std::string& ops,
+                                std::string& sizes);
+
 }  // namespace fleetsim::validate

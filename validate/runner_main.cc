@@ -47,16 +47,7 @@ int main(int argc, char** argv) {
   CLI::App* run = add_run_command(app, ra);
   SweepOptions so;
   std::string ops = "allreduce", sizes = "2";
-  CLI::App* cal = app.add_subcommand("calibrate", "Sweep collectives and write op,ranks,bytes,time_s");
-  cal->add_option("--out", so.out)->required();
-  cal->add_option("--ops", ops);
-  cal->add_option("--group-sizes", sizes);
-  cal->add_option("--min-bytes", so.min_bytes);
-  cal->add_option("--max-bytes", so.max_bytes);
-  cal->add_option("--factor", so.factor);
-  cal->add_option("--iters", so.iters);
-  cal->add_option("--budget-s", so.budget_s);
-  cal->add_flag("--yield", so.yield);
+  add_calibrate_command(app, "Sweep collectives and write op,ranks,bytes,time_s", so, ops, sizes);
   CLI11_PARSE(app, argc, argv);
 
   int provided = 0;

@@ -98,16 +98,7 @@ int main(int argc, char** argv) {
   CLI::App* run = add_run_command(app, ra);  // with --spin-step: the spin demonstration
   SweepOptions so;
   std::string ops = "allreduce", sizes = "2";
-  CLI::App* cal = app.add_subcommand("calibrate", "Sweep NCCL collectives and write op,ranks,bytes,time_s");
-  cal->add_option("--out", so.out)->required();
-  cal->add_option("--ops", ops);
-  cal->add_option("--group-sizes", sizes);
-  cal->add_option("--min-bytes", so.min_bytes);
-  cal->add_option("--max-bytes", so.max_bytes);
-  cal->add_option("--factor", so.factor);
-  cal->add_option("--iters", so.iters);
-  cal->add_option("--budget-s", so.budget_s);
-  cal->add_flag("--yield", so.yield);
+  add_calibrate_command(app, "Sweep NCCL collectives and write op,ranks,bytes,time_s", so, ops, sizes);
   CLI::App* pr = app.add_subcommand("probe", "Print the CUDA devices; exit 3 and say why when there are none");
   int device = 0;
   CLI::App* st = app.add_subcommand("selftest", "Single-GPU checks: compute calibration, one-rank NCCL, NVML, spin");
