@@ -55,7 +55,11 @@ std::string render_py_spy(const Incident& inc, int rank);      // rank < 0: ever
 std::string render_fr_dump(const Incident& inc);
 std::string render_ncclras(const Incident& inc, int query);    // query: 1 for the first call
 std::string render_nccl_debug(const Incident& inc);
+// Halving the job: the two halves rerun as jobs of their own (simulated), or, when
+// a contiguous half cannot hold the layout (pp > 1, odd splits), reasoned from the
+// incident's faults.
 std::string render_bisect(const Incident& inc);
+std::string render_bisect_reasoned(const Incident& inc);
 // all_reduce_perf on one node's GPUs, or across two nodes (node2 >= 0): the
 // incident's cost model with the link faults that pair crosses.
 std::string render_nccl_tests(const Incident& inc, int node, int node2 = -1);

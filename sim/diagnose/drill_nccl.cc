@@ -6,6 +6,7 @@
 #include <map>
 
 #include "sim/model/cost_model_factory.h"
+#include "sim/model/lockstep_sim.h"
 #include "fleetsim/cost_model.h"
 #include "sim/diagnose/drill_incident.h"
 
@@ -186,7 +187,146 @@ std::string render_nccl_debug(const Incident& inc) {
   return out;
 }
 
+namespace {
+
+// The incident's scenario as a new job on nodes [lo, hi): ranks renumbered from 0,
+// dp scaled to the half, faults outside the half dropped and the rest renumbered.
+// nullopt when a contiguous half cannot hold the job's layout (pp > 1 spreads
+// each pipeline stage over all nodes; tp must divide the half).
+std::optional<Scenario> half_scenario(const Plan& plan, int lo, int hi) {
+  Scenario s = plan.scenario;
+  const int gpn = s.fleet.gpus_per_node;
+  const int ranks = (hi - lo) * gpn;
+  if (plan.pp > 1 || ranks % plan.tp != 0) return std::nullopt;
+  s.fleet.nodes = hi - lo;
+  s.parallel.dp = ranks / plan.tp;
+  s.expect = Expect{};
+  const int first = lo * gpn;
+  std::vector<Fault> kept;
+  for (Fault f : s.faults) {
+    switch (f.kind) {
+      case FaultKind::kLink: case FaultKind::kNicAffinity: case FaultKind::kNicDown:
+        if (f.node < lo || f.node >= hi) continue;
+        f.node -= lo;
+        break;
+      case FaultKind::kGpuDirect: {
+        std::vector<int> nodes;
+        for (int n : f.nodes)
+          if (n >= lo && n < hi) nodes.push_back(n - lo);
+        if (nodes.empty()) continue;
+        f.nodes = nodes;
+        break;
+      }
+      default: {
+        if (f.all_ranks) break;
+        std::vector<int> rs;
+        for (int r : f.ranks)
+          if (r >= first && r < first + ranks) rs.push_back(r - first);
+        if (rs.empty()) continue;
+        f.ranks = rs;
+        break;
+      }
+    }
+    kept.push_back(f);
+  }
+  s.faults = kept;
+  return s;
+}
+
+struct HalfRun {
+  bool ok = false;
+  RunResult result;
+  double tax = 0;  // mean step over the half's own jitter-free, fault-free step, minus 1
+};
+
+HalfRun run_half(const Scenario& s) {
+  HalfRun h;
+  auto plan = compile_plan(s);
+  if (!plan.ok()) return h;
+  auto cost = make_cost_model(*plan);
+  if (!cost.ok()) return h;
+  h.result = execute_plan(*plan, **cost, true, [](ExecutorKind, StragglerStats**) {
+               return std::vector<Observer*>{};
+             }).result;
+  if (!h.result.errors.empty()) return h;
+  const Baseline b = baseline_step(*plan, **cost);
+  if (h.result.steps_completed > 0 && b.mean_step_ns > 0)
+    h.tax = static_cast<double>(h.result.end.ns) / static_cast<double>(h.result.steps_completed) / b.mean_step_ns - 1;
+  h.ok = true;
+  return h;
+}
+
+std::string symptom_of(const RunResult& r) {
+  switch (r.outcome) {
+    case Outcome::kHang: return "hangs at step " + std::to_string(r.steps_completed + 1);
+    case Outcome::kCrash: return "a worker dies at step " + std::to_string(r.crash.step);
+    case Outcome::kDeadlock: return "stops (no watchdog fires) at step " + std::to_string(r.stuck_step);
+    case Outcome::kCompleted: break;
+  }
+  return "completes";
+}
+
+}  // namespace
+
+// Halving the job: two real reruns, each half of the nodes as a job of its own.
 std::string render_bisect(const Incident& inc) {
+  const Plan& plan = inc.plan;
+  const int nodes = plan.scenario.fleet.nodes;
+  if (nodes >= 2) {
+    const int half = nodes / 2;
+    auto a = half_scenario(plan, 0, half), b = half_scenario(plan, half, nodes);
+    if (a && b) {
+      const HalfRun runs[2] = {run_half(*a), run_half(*b)};
+      if (runs[0].ok && runs[1].ok) {
+        // The full job's own tax, to judge whether a completed half is slow too.
+        double full_tax = 0;
+        if (auto cost = make_cost_model(plan); cost.ok() && inc.result.steps_completed > 0) {
+          const Baseline base = baseline_step(plan, **cost);
+          if (base.mean_step_ns > 0)
+            full_tax = static_cast<double>(inc.result.end.ns) / static_cast<double>(inc.result.steps_completed) /
+                           base.mean_step_ns - 1;
+        }
+        const bool hang = inc.result.outcome != Outcome::kCompleted;
+        std::string out = "reran as two half jobs (dp halved, same program, ranks renumbered from 0 in each):\n";
+        int reproduced = 0;
+        char buf[200];
+        // A slowdown reproduces in a half that pays clearly more than the other
+        // (noise everywhere makes both pay a little), or in both if both pay much.
+        const double hi_tax = std::max(runs[0].tax, runs[1].tax), lo_tax = std::min(runs[0].tax, runs[1].tax);
+        const bool one_sided = hi_tax > 0.05 && hi_tax - lo_tax > std::max(0.03, 0.25 * hi_tax);
+        for (int h = 0; h < 2; ++h) {
+          const RunResult& r = runs[h].result;
+          bool repro = false;
+          std::string what;
+          if (hang) {
+            repro = r.outcome != Outcome::kCompleted;
+            what = symptom_of(r);
+          } else {
+            repro = one_sided ? runs[h].tax == hi_tax : lo_tax > std::max(0.05, 0.5 * full_tax);
+            std::snprintf(buf, sizeof buf, "completes, step time %.1f%% over its jitter-free step (the full job: %.1f%%)",
+                          100 * runs[h].tax, 100 * full_tax);
+            what = buf;
+            if (r.outcome != Outcome::kCompleted) {
+              repro = true;
+              what = symptom_of(r);
+            }
+          }
+          reproduced += repro;
+          out += "  nodes " + std::to_string(h == 0 ? 0 : half) + "-" + std::to_string(h == 0 ? half - 1 : nodes - 1) +
+                 ": " + what + (repro ? "  <- reproduces" : "") + "\n";
+        }
+        if (reproduced == 2) return out + "both halves reproduce: the cause follows the program (or is everywhere); "
+                                          "look at the code path, not the hardware\n";
+        if (reproduced == 1) return out + "one half reproduces: the cause is hardware in that half; halve it again\n";
+        return out + "neither half reproduces: the cause needs the whole job (traffic between the halves, or a "
+                     "rank number only the full job has); test node pairs across the halves\n";
+      }
+    }
+  }
+  return render_bisect_reasoned(inc);
+}
+
+std::string render_bisect_reasoned(const Incident& inc) {
   const Plan& plan = inc.plan;
   const int nodes = plan.scenario.fleet.nodes;
   const int gpn = plan.scenario.fleet.gpus_per_node;

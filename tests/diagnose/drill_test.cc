@@ -124,7 +124,7 @@ TEST(DrillEvidence, NcclrasShowsOpCountGap) {
 }
 
 // nccl-tests on a node pair crossing the remote-NUMA NIC reads slow; a healthy pair and a single node
-// (NVLink only) read healthy; bisect names the half with the bad node, and a one-node half runs clean.
+// (NVLink only) read healthy; bisect reruns both halves and only the one with the bad node is slow.
 TEST(DrillEvidence, NcclTestsOnNodePairsFindTheSlowNetwork) {
   Result<Incident> inc = build_incident(scenario("nic_numa_mismatch"), work_dir("nccltests"));
   ASSERT_TRUE(inc.ok());
@@ -137,8 +137,36 @@ TEST(DrillEvidence, NcclTestsOnNodePairsFindTheSlowNetwork) {
   EXPECT_TRUE(has(healthy, "mpirun -np 16 -H node0:8,node1:8 all_reduce_perf")) << healthy;
   EXPECT_TRUE(has(healthy, "the network between these nodes is healthy")) << healthy;
   EXPECT_TRUE(has(slow, "of the") && has(slow, "on node2 or node3 is slow")) << slow;
-  EXPECT_TRUE(has(bisect, "nodes 0-1: runs clean")) << bisect;
-  EXPECT_TRUE(has(bisect, "nodes 2-3: slow (step time up)")) << bisect;
+  EXPECT_TRUE(has(bisect, "reran as two half jobs")) << bisect;
+  std::istringstream lines(bisect);
+  std::string first_half, second_half;
+  for (std::string l; std::getline(lines, l);) {
+    if (has(l, "nodes 0-1:")) first_half = l;
+    if (has(l, "nodes 2-3:")) second_half = l;
+  }
+  EXPECT_FALSE(has(first_half, "reproduces")) << bisect;
+  EXPECT_TRUE(has(second_half, "reproduces")) << bisect;
+  EXPECT_TRUE(has(bisect, "one half reproduces: the cause is hardware in that half")) << bisect;
+}
+
+// Bisect reruns the halves as jobs of their own: the step-400 bug follows the program
+// (rank 0 exists in both halves, so both hang at step 400); a stalled rank 5 only
+// exists in the first half.
+TEST(DrillEvidence, BisectRerunsBothHalves) {
+  Result<Incident> bug = build_incident(scenario("step400_hang"), work_dir("bisect_bug"));
+  ASSERT_TRUE(bug.ok());
+  const std::string both = render_bisect(*bug);
+  fs::remove_all(work_dir("bisect_bug"));
+  EXPECT_TRUE(has(both, "nodes 0-1: hangs at step 400  <- reproduces")) << both;
+  EXPECT_TRUE(has(both, "nodes 2-3: hangs at step 400  <- reproduces")) << both;
+  EXPECT_TRUE(has(both, "both halves reproduce")) << both;
+
+  Result<Incident> stall = build_incident(scenario("missing_rank"), work_dir("bisect_stall"));
+  ASSERT_TRUE(stall.ok());
+  const std::string one = render_bisect(*stall);
+  fs::remove_all(work_dir("bisect_stall"));
+  EXPECT_TRUE(has(one, "nodes 0-1: hangs at step 250  <- reproduces")) << one;
+  EXPECT_TRUE(has(one, "nodes 2-3: completes\n")) << one;
 }
 
 // The library holds at least eight incidents, and --random with the same seed picks the same one.
