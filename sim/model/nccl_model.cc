@@ -232,59 +232,65 @@ Estimate Model::estimate_degraded(Coll coll, int64_t bytes, const GroupShape& sh
 namespace {
 
 // The engine's view: Duration per (op, bytes, group shape). Stateless apart
-// from two immutable models (the second ignores NCCL_ALGO/NCCL_PROTO and is
-// used only when those disabled everything for an op, where NCCL would error).
+// from the immutable TunedModel.
 class NcclCostModel final : public CostModel {
  public:
-  NcclCostModel(Model model, Model unmasked)
-      : model_(std::move(model)), unmasked_(std::move(unmasked)),
-        name_("nccl " + model_.constants().version + " tuning model") {}
+  explicit NcclCostModel(TunedModel tuned)
+      : tuned_(std::move(tuned)), name_("nccl " + tuned_.masked().constants().version + " tuning model") {}
 
   Duration collective_time(OpKind op, int64_t bytes, const GroupShape& shape) const override {
-    const auto coll = coll_from_op(op);
-    FLEETSIM_CHECK(coll.has_value());
-    FLEETSIM_DCHECK(bytes >= 0 && shape.ranks >= 1);
-    if (op == OpKind::kBarrier) bytes = std::max<int64_t>(bytes, 4);  // one float
-    GroupShape s = shape;
-    s.nodes = std::max(1, s.nodes);
-    s.ranks_per_node = std::clamp(s.ranks_per_node, 1, std::max(1, s.ranks));
-    Estimate e = model_.estimate(*coll, bytes, s);
-    if (!e.ok) e = unmasked_.estimate(*coll, bytes, s);
-    return round_to_duration(e.time_us * 1e-6);
+    return collective_time_degraded(op, bytes, shape, {});
   }
 
   Duration collective_time_degraded(OpKind op, int64_t bytes, const GroupShape& shape,
                                     const std::vector<LinkDegradation>& degraded) const override {
-    if (degraded.empty()) return collective_time(op, bytes, shape);
     const auto coll = coll_from_op(op);
     FLEETSIM_CHECK(coll.has_value());
-    if (op == OpKind::kBarrier) bytes = std::max<int64_t>(bytes, 4);
-    GroupShape s = shape;
-    s.nodes = std::max(1, s.nodes);
-    s.ranks_per_node = std::clamp(s.ranks_per_node, 1, std::max(1, s.ranks));
-    Estimate e = model_.estimate_degraded(*coll, bytes, s, degraded);
-    if (!e.ok) e = unmasked_.estimate_degraded(*coll, bytes, s, degraded);
+    FLEETSIM_DCHECK(bytes >= 0 && shape.ranks >= 1);
+    const Estimate e = tuned_.estimate(*coll, TunedModel::op_bytes(op, bytes), TunedModel::normalized(shape), degraded);
     return round_to_duration(e.time_us * 1e-6);
   }
 
   const char* name() const override { return name_.c_str(); }
 
  private:
-  Model model_;
-  Model unmasked_;
+  TunedModel tuned_;
   std::string name_;
 };
 
 }  // namespace
 
-std::unique_ptr<CostModel> make_nccl_model(const Fabric& fabric, const Options& options) {
+std::optional<TunedModel> TunedModel::create(const Fabric& fabric, const Options& options) {
   auto m = Model::create(fabric, options);
   Options plain = options;
   plain.algo.clear();
   plain.proto.clear();
   auto u = Model::create(fabric, plain);
-  if (!m.ok() || !u.ok()) return nullptr;
-  return std::make_unique<NcclCostModel>(std::move(*m), std::move(*u));
+  if (!m.ok() || !u.ok()) return std::nullopt;
+  return TunedModel(std::move(*m), std::move(*u));
+}
+
+GroupShape TunedModel::normalized(const GroupShape& shape) {
+  GroupShape s = shape;
+  s.nodes = std::max(1, s.nodes);
+  s.ranks_per_node = std::clamp(s.ranks_per_node, 1, std::max(1, s.ranks));
+  return s;
+}
+
+Estimate TunedModel::estimate(Coll coll, int64_t bytes, const GroupShape& s,
+                              const std::vector<LinkDegradation>& degraded) const {
+  if (degraded.empty()) {
+    const Estimate e = masked_.estimate(coll, bytes, s);
+    return e.ok ? e : unmasked_.estimate(coll, bytes, s);
+  }
+  const Estimate e = masked_.estimate_degraded(coll, bytes, s, degraded);
+  return e.ok ? e : unmasked_.estimate_degraded(coll, bytes, s, degraded);
+}
+
+std::unique_ptr<CostModel> make_nccl_model(const Fabric& fabric, const Options& options) {
+  auto tuned = TunedModel::create(fabric, options);
+  if (!tuned) return nullptr;
+  return std::make_unique<NcclCostModel>(std::move(*tuned));
 }
 
 }  // namespace fleetsim::nccl

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -110,6 +111,29 @@ Estimate p2p_estimate(const Fabric& f, const Graphs& g, const Constants& c, Coll
 
 // nccl-tests' busbw factor for the op on n ranks (allreduce 2(n-1)/n, ...).
 double busbw_factor(Coll coll, int ranks);
+
+// NCCL's choice as the cost models ask it: the scenario's NCCL_ALGO/NCCL_PROTO
+// mask, falling back to the unmasked choice for an op the mask disabled entirely
+// (where NCCL would error). Shared by the analytic and the step cost models.
+class TunedModel {
+ public:
+  // nullopt if `options` are invalid (Model::create gives the diagnostic).
+  static std::optional<TunedModel> create(const Fabric& fabric, const Options& options);
+  // The shape the models expect: at least one node, ranks_per_node in 1..ranks.
+  static GroupShape normalized(const GroupShape& shape);
+  // `bytes` as timed: a barrier moves one float.
+  static int64_t op_bytes(OpKind op, int64_t bytes) { return op == OpKind::kBarrier ? std::max<int64_t>(bytes, 4) : bytes; }
+  // The healthy-fabric choice and time (degraded empty) or the degraded time of
+  // that choice. REQUIRES: `shape` normalized, `bytes` from op_bytes.
+  Estimate estimate(Coll coll, int64_t bytes, const GroupShape& shape,
+                    const std::vector<LinkDegradation>& degraded = {}) const;
+  const Model& masked() const { return masked_; }
+
+ private:
+  TunedModel(Model masked, Model unmasked) : masked_(std::move(masked)), unmasked_(std::move(unmasked)) {}
+  Model masked_;
+  Model unmasked_;
+};
 
 // A fleetsim::CostModel backed by Model. nullptr if `options` are invalid
 // (check them with Model::create first to get the diagnostic).

@@ -309,9 +309,9 @@ constexpr size_t kMaxCached = 256;
 
 class RingStepsCostModel final : public CostModel {
  public:
-  RingStepsCostModel(Model model, Model unmasked, std::unique_ptr<CostModel> analytic)
-      : model_(std::move(model)), unmasked_(std::move(unmasked)), analytic_(std::move(analytic)),
-        name_("nccl " + model_.constants().version + " tuning model, ring steps") {}
+  RingStepsCostModel(TunedModel tuned, std::unique_ptr<CostModel> analytic)
+      : tuned_(std::move(tuned)), analytic_(std::move(analytic)),
+        name_("nccl " + tuned_.masked().constants().version + " tuning model, ring steps") {}
 
   bool wants_arrivals() const override { return true; }
 
@@ -328,17 +328,14 @@ class RingStepsCostModel final : public CostModel {
                                  std::span<const int64_t> arrival_ns, int root) const override {
     const auto coll = coll_from_op(op);
     FLEETSIM_CHECK(coll.has_value());
-    if (op == OpKind::kBarrier) bytes = std::max<int64_t>(bytes, 4);  // one float, as the NCCL model
-    GroupShape s = shape;
-    s.nodes = std::max(1, s.nodes);
-    s.ranks_per_node = std::clamp(s.ranks_per_node, 1, std::max(1, s.ranks));
+    bytes = TunedModel::op_bytes(op, bytes);
+    const GroupShape s = TunedModel::normalized(shape);
     auto analytic = [&] {
       return degraded.empty() ? analytic_->collective_time(op, bytes, s)
                               : analytic_->collective_time_degraded(op, bytes, s, degraded);
     };
     if (s.ranks <= 1 || *coll == Coll::kAllToAll || *coll == Coll::kSendRecv) return analytic();
-    Estimate e = model_.estimate(*coll, bytes, s);
-    if (!e.ok) e = unmasked_.estimate(*coll, bytes, s);
+    const Estimate e = tuned_.estimate(*coll, bytes, s);  // NCCL's choice, made on the healthy fabric
     if (!e.ok || e.algo != Algo::kRing) return analytic();  // Tree, NVLS, CollNet, PAT: analytic
     const bool chain = *coll == Coll::kBroadcast || *coll == Coll::kReduce;
     SpanKey key{*coll, bytes, s.ranks, s.nodes, s.ranks_per_node, chain ? root : 0, e.proto, degraded};
@@ -370,15 +367,14 @@ class RingStepsCostModel final : public CostModel {
     req.degraded = key.degraded;
     req.root = key.root;
     auto spans = std::make_shared<const std::vector<double>>(
-        completion_spans_us(ring_schedule(model_, req, key.proto)));
+        completion_spans_us(ring_schedule(tuned_.masked(), req, key.proto)));
     std::lock_guard<std::mutex> lock(mu_);
     if (cache_.size() >= kMaxCached) cache_.clear();  // bounded; only costs recomputation
     cache_.emplace(key, spans);
     return spans;
   }
 
-  Model model_;
-  Model unmasked_;
+  TunedModel tuned_;
   std::unique_ptr<CostModel> analytic_;
   std::string name_;
   mutable std::mutex mu_;
@@ -388,14 +384,10 @@ class RingStepsCostModel final : public CostModel {
 }  // namespace
 
 std::unique_ptr<CostModel> make_ring_steps_model(const Fabric& fabric, const Options& options) {
-  auto m = Model::create(fabric, options);
-  Options plain = options;
-  plain.algo.clear();
-  plain.proto.clear();
-  auto u = Model::create(fabric, plain);
+  auto tuned = TunedModel::create(fabric, options);
   auto analytic = make_nccl_model(fabric, options);
-  if (!m.ok() || !u.ok() || !analytic) return nullptr;
-  return std::make_unique<RingStepsCostModel>(std::move(*m), std::move(*u), std::move(analytic));
+  if (!tuned || !analytic) return nullptr;
+  return std::make_unique<RingStepsCostModel>(std::move(*tuned), std::move(analytic));
 }
 
 }  // namespace fleetsim::nccl
