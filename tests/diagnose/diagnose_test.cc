@@ -3,7 +3,8 @@
 // liberal parsing, and the CLI's output and exit codes.
 #include <gtest/gtest.h>
 
-#include <array>
+#include "tests/support/command.h"
+
 #include <cstdio>
 #include <string>
 
@@ -32,16 +33,8 @@ struct CliResult {
 };
 
 CliResult run_cli(const std::string& args) {
-  CliResult r;
-  const std::string cmd = std::string(FLEETSIM_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  const fleetsim::test_support::CommandResult c = fleetsim::test_support::run_command(std::string(FLEETSIM_BINARY) + " " + args);
+  return {c.exit_code, c.out};
 }
 
 // (a) Rank 0's extra all_reduce is blamed on rank 0 alone, although its dump is read first.

@@ -3,7 +3,6 @@
 // and evidence that reads like the real tools (nvidia-smi, py-spy).
 #include <gtest/gtest.h>
 
-#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -11,6 +10,7 @@
 
 #include <unistd.h>
 
+#include "tests/support/command.h"
 #include "sim/diagnose/drill.h"
 #include "sim/diagnose/drill_incident.h"
 
@@ -40,15 +40,7 @@ std::string run_script(const std::string& name, const std::string& script) {
 
 // The CLI with piped stdin: returns stdout and stderr.
 std::string run_cli(const std::string& args, const std::string& script) {
-  const std::string cmd = "printf '" + script + "' | " + std::string(FLEETSIM_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  if (!p) return out;
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  pclose(p);
-  return out;
+  return fleetsim::test_support::run_command("printf '" + script + "' | " + std::string(FLEETSIM_BINARY) + " " + args).out;
 }
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }

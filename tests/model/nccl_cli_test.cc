@@ -2,10 +2,10 @@
 // header, the chosen algorithms, and the one-line "error: ..." / exit 2 contract.
 #include <gtest/gtest.h>
 
-#include <array>
+#include "tests/support/command.h"
+
 #include <cstdio>
 #include <string>
-#include <sys/wait.h>
 
 namespace {
 
@@ -15,15 +15,9 @@ struct CliRun {
 };
 
 CliRun run_cli(const std::string& args) {
-  CliRun r;
-  const std::string cmd = std::string(FLEETSIM_BINARY) + " collectives " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), static_cast<int>(buf.size()), p) != nullptr) r.out += buf.data();
-  const int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  const fleetsim::test_support::CommandResult c =
+      fleetsim::test_support::run_command(std::string(FLEETSIM_BINARY) + " collectives " + args);
+  return {c.exit_code, c.out};
 }
 
 // CSV output has exactly nccl-tests' columns plus algo/proto, and shows the Ring/LL -> NVLS switch.

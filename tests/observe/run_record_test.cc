@@ -3,6 +3,8 @@
 // pg_status), byte-identical reruns, and the CLI's bad-input contract.
 #include <gtest/gtest.h>
 
+#include "tests/support/command.h"
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -194,13 +196,8 @@ struct Cli {
 };
 
 Cli run_cli(const std::string& args) {
-  const std::string cmd = std::string(FLEETSIM_BINARY) + " " + args + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  const int status = ::pclose(p);
-  return {WEXITSTATUS(status), out};
+  const fleetsim::test_support::CommandResult c = fleetsim::test_support::run_command(std::string(FLEETSIM_BINARY) + " " + args);
+  return {c.exit_code, c.out};
 }
 
 // Bad input: one line FILE:LINE:COL: error: ..., exit code 2, and no output folder.

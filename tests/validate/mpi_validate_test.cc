@@ -3,6 +3,8 @@
 // MPI runner was not built. Each run writes under a folder unique to the test
 // process, which also identifies its rank processes in /proc.
 #include <gtest/gtest.h>
+
+#include "tests/support/command.h"
 #include <signal.h>
 #include <unistd.h>
 
@@ -31,12 +33,9 @@ std::string out_dir(const std::string& name) {
 
 // Runs a command; returns its exit status and output (stdout and stderr).
 int run(const std::string& cmd, std::string* out) {
-  std::FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  char buf[4096];
-  out->clear();
-  while (std::fgets(buf, sizeof buf, p)) *out += buf;
-  const int st = ::pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  fleetsim::test_support::CommandResult c = fleetsim::test_support::run_command(cmd);
+  *out = std::move(c.out);
+  return c.exit_code;
 }
 
 // Live rank processes whose command line mentions `marker` (our output folder).

@@ -6,7 +6,8 @@
 // watchdog timeout and bounded abort). Tests that need the runner skip when it
 // was not built; the GPU runs themselves are scripts/gpu-check.sh.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
+
+#include "tests/support/command.h"
 #include <unistd.h>
 
 #include <cstdio>
@@ -31,12 +32,9 @@ const std::string kFakeNvml = FLEETSIM_FAKE_NVML;
 std::string runner(const char* name) { return (fs::path(kBin).parent_path() / name).string(); }
 
 int run(const std::string& cmd, std::string* out) {
-  std::FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  char buf[4096];
-  out->clear();
-  while (std::fgets(buf, sizeof buf, p)) *out += buf;
-  const int st = ::pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  fleetsim::test_support::CommandResult c = fleetsim::test_support::run_command(cmd);
+  *out = std::move(c.out);
+  return c.exit_code;
 }
 
 std::string temp(const std::string& name) {
