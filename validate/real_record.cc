@@ -14,7 +14,8 @@
 #include <sstream>
 
 #include "sim/observe/job_log.h"
-#include "sim/observe/run_record.h"
+#include "fleetsim/record.h"
+#include "sim/observe/summary.h"
 
 namespace fs = std::filesystem;
 
@@ -127,8 +128,9 @@ nlohmann::ordered_json summary_json(const Plan& plan, const RealRun& run, const 
                                  : "gpu_util = % of the period the process's main thread was running or runnable "
                                    "(/proc/self/schedstat); cpu_util = % CPU time (/proc/self/stat utime+stime); "
                                    "sm_active = share in compute or a collective; tensor_active = share in compute"}};
-  j["outputs"] = {{"written", {"summary.json", "steps.csv", "telemetry.csv", "fr/", "job.log"}},
-                  {"notes", Json::array({{{"file", "trace.json"}, {"why", "not written by the MPI runner"}}})}};
+  OutputSet written = OutputSet::all();
+  written.set(OutputFile::kTrace, false);
+  add_outputs_field(&j, written, {{output_file_name(OutputFile::kTrace), "not written by the MPI runner"}});
   return j;
 }
 
@@ -190,9 +192,10 @@ Result<RealRun> merge_parts(const Plan& plan, const std::string& dir, const Laun
   RealRun run;
   run.result = decide(plan, p, info);
 
-  std::FILE* steps_f = std::fopen((dir + "/steps.csv").c_str(), "wb");
-  std::FILE* log_f = std::fopen((dir + "/job.log").c_str(), "wb");
-  std::FILE* tel_f = std::fopen((dir + "/telemetry.csv").c_str(), "wb");
+  auto path_of = [&](OutputFile f) { return dir + "/" + output_file_name(f); };
+  std::FILE* steps_f = std::fopen(path_of(OutputFile::kSteps).c_str(), "wb");
+  std::FILE* log_f = std::fopen(path_of(OutputFile::kLog).c_str(), "wb");
+  std::FILE* tel_f = std::fopen(path_of(OutputFile::kTelemetry).c_str(), "wb");
   if (!steps_f || !log_f || !tel_f) {
     for (std::FILE* f : {steps_f, log_f, tel_f}) if (f) std::fclose(f);
     Diagnostic d;
@@ -219,10 +222,9 @@ Result<RealRun> merge_parts(const Plan& plan, const std::string& dir, const Laun
   // The driver's columns appear when any rank sampled them (rows without them get -1).
   const bool nvml = std::any_of(p.telemetry.begin(), p.telemetry.end(),
                                 [](const auto& e) { return std::count(e.second.begin(), e.second.end(), ',') == 10; });
-  std::fputs(nvml ? "time_s,rank,gpu_util,sm_active,tensor_active,nic_tx_bytes,step,cpu_util,nvml_util,sm_clock_mhz,"
-                    "power_w,pcie_tx_kBps,pcie_rx_kBps\n"
-                  : "time_s,rank,gpu_util,sm_active,tensor_active,nic_tx_bytes,step,cpu_util\n",
-             tel_f);
+  const std::span<const char* const> nvml_cols =
+      nvml ? std::span<const char* const>(columns::kTelemetryNvml) : std::span<const char* const>();
+  std::fputs(csv_header(columns::kTelemetry, columns::kTelemetryReal, nvml_cols).c_str(), tel_f);
   std::sort(p.telemetry.begin(), p.telemetry.end());
   for (const auto& [key, row] : p.telemetry) {
     // row: gpu_util,cpu_util,sm,tensor,nic,step[,5 NVML figures] -> the RunRecord's column order, extras last

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "sim/io/scenario_loader.h"
+#include "sim/run/run.h"
 #include "sim/model/calibration.h"
 #include "validate/rank_runner.h"
 #include "validate/scaling.h"
@@ -32,20 +32,14 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
 
 std::optional<Plan> load_run_plan(const RunArgs& a, int world, bool report) {
   Scaling k;
-  auto scenario = load_scenario(a.scenario, a.sets);
   if (!parse_scale(a.time_scale, &k.time_scale) || !parse_scale(a.bytes_scale, &k.bytes_scale)) {
     if (report) std::fprintf(stderr, "error: bad --time-scale or --bytes-scale\n");
-    return std::nullopt;
-  }
-  if (!scenario.ok()) {
-    if (report)
-      for (const Diagnostic& d : scenario.errors()) std::fprintf(stderr, "%s\n", d.to_string().c_str());
     return std::nullopt;
   }
   k.timeout = Duration::millis(a.timeout_ms);
   k.dump_wait = Duration::millis(a.dump_wait_ms);
   k.telemetry_period = Duration::millis(a.telemetry_ms);
-  auto plan = compile_plan(scale_scenario(*scenario, k));
+  auto plan = load_plan(a.scenario, a.sets, [&](Scenario* s) { *s = scale_scenario(*s, k); });
   if (!plan.ok()) {
     if (report)
       for (const Diagnostic& d : plan.errors()) std::fprintf(stderr, "%s\n", d.to_string().c_str());

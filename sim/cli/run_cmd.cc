@@ -6,11 +6,10 @@
 
 #include "fleetsim/cost_model.h"
 #include "fleetsim/plan.h"
+#include "fleetsim/record.h"
 #include "sim/cli/commands.h"
 #include "sim/io/units.h"
-#include "sim/io/scenario_loader.h"
-#include "sim/model/cost_model_factory.h"
-#include "sim/observe/run_record.h"
+#include "sim/run/run.h"
 
 namespace fleetsim::cli {
 
@@ -88,35 +87,26 @@ void print_summary(const Plan& plan, const CostModel& cost, const RecordedRun& r
     std::printf("straggler  tax %.2f%% over the jitter-free %s step (%s)\n", run.tax.tax * 100,
                 fmt_s(run.tax.baseline_step_ns * 1e-9).c_str(), run.tax.baseline_how);
   std::string files;
-  const OutputSelection& o = run.outputs;
-  for (auto [on, name] : {std::pair{o.summary, "summary.json"}, {o.steps, "steps.csv"}, {o.telemetry, "telemetry.csv"},
-                          {o.fr, "fr/"}, {o.trace, "trace.json"}, {o.log, "job.log"}})
-    if (on) files += std::string(files.empty() ? "" : " ") + name;
+  for (const OutputSpec& o : kOutputs)
+    if (run.outputs.has(o.id)) files += std::string(files.empty() ? "" : " ") + o.file_name;
   std::printf("outputs    %s/ (%s)\n", run.dir.c_str(), files.c_str());
-  for (const auto& [file, why] : o.notes) std::printf("           %s: %s\n", file.c_str(), why.c_str());
+  for (const auto& [file, why] : run.outputs.notes) std::printf("           %s: %s\n", file.c_str(), why.c_str());
 }
 
 
 int do_run(const RunArgs& a) {
   std::vector<std::string> sets = a.sets;
   if (a.seed) sets.push_back("job.seed=" + std::to_string(*a.seed));
-  auto scenario = load_scenario(a.scenario, sets);
-  if (!scenario.ok()) return print_errors(scenario.errors());
-  auto plan = compile_plan(*scenario);
-  if (!plan.ok()) return print_errors(plan.errors());
-  std::optional<std::vector<std::string>> requested;
-  if (!a.outputs.empty()) requested = split_list(a.outputs);
-  auto outputs = select_outputs(*plan, requested);
-  if (!outputs.ok()) return print_errors(outputs.errors());
-  if (a.executor != "auto") outputs->lockstep_ok = a.executor == "lockstep";
-  const std::string out = a.out.empty() ? "runs/" + std::filesystem::path(a.scenario).stem().string() : a.out;
-  auto cost_or = make_cost_model(*plan);
-  if (!cost_or.ok()) return print_errors(cost_or.errors());
-  const auto& cost = *cost_or;
-  auto run = simulate_to_record(*plan, *cost, out, *outputs);
+  auto prepared = prepare_run(a.scenario, sets);
+  if (!prepared.ok()) return print_errors(prepared.errors());
+  RunOptions opts;
+  opts.out_dir = a.out.empty() ? "runs/" + std::filesystem::path(a.scenario).stem().string() : a.out;
+  if (!a.outputs.empty()) opts.outputs = split_list(a.outputs);
+  opts.executor = a.executor;
+  auto run = execute(*prepared, opts);
   if (!run.ok()) return print_errors(run.errors());
-  print_summary(*plan, *cost, *run);
-  if (a.check_expect && !check_expectations(*plan, *run)) return 1;
+  print_summary(prepared->plan, *prepared->cost, *run);
+  if (a.check_expect && !check_expectations(prepared->plan, *run)) return 1;
   return 0;
 }
 
@@ -130,8 +120,8 @@ void register_run_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--seed", args->seed, "Override job.seed");
   cmd->add_option("--set", args->sets, "Override a scenario key: KEY=VALUE (dotted key, YAML value); repeatable");
   cmd->add_option("--outputs", args->outputs,
-                  "Comma-separated files to write, for every rank: summary,steps,telemetry,fr,trace,log "
-                  "(default: what stays bounded at the run's scale)");
+                  "Comma-separated files to write, for every rank: " + output_cli_names(",") +
+                      " (default: what stays bounded at the run's scale)");
   cmd->add_option("--executor", args->executor,
                   "auto (lockstep when eligible and the outputs allow: above 1024 ranks, or --outputs without "
                   "telemetry/fr/trace), event, or lockstep (when eligible)")
@@ -147,9 +137,7 @@ void register_check_command(CLI::App& app, int* exit_code) {
   cmd->add_option("scenario", *path, "Scenario YAML file")->required();
   cmd->add_option("--set", *sets, "Override a scenario key: KEY=VALUE; repeatable");
   cmd->callback([path, sets, exit_code] {
-    auto scenario = load_scenario(*path, *sets);
-    if (!scenario.ok()) { *exit_code = print_errors(scenario.errors()); return; }
-    auto plan = compile_plan(*scenario);
+    auto plan = load_plan(*path, *sets);
     if (!plan.ok()) { *exit_code = print_errors(plan.errors()); return; }
     std::printf("%s: ok: '%s', %d ranks (tp %d x dp %d x pp %d), %" PRId64 " steps, %zu ops, %zu faults\n",
                 path->c_str(), plan->scenario.name.c_str(), plan->ranks, plan->tp, plan->dp, plan->pp,

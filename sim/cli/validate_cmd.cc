@@ -17,8 +17,7 @@
 #include "sim/diagnose/diagnose.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/model/calibration.h"
-#include "sim/model/cost_model_factory.h"
-#include "sim/observe/run_record.h"
+#include "sim/run/run.h"
 #include "validate/calibrate_job.h"
 #include "validate/launcher.h"
 #include "validate/real_record.h"
@@ -178,8 +177,6 @@ Result<Prepared> prepare(const ValidateArgs& a) {
   if (a.backend != "mpi" && a.backend != "nccl")
     return bad("--backend", "unknown backend '" + a.backend + "' (expected mpi or nccl)");
   if (a.spin_demo && a.spin_step < 1) return bad("--spin-step", "expected a step >= 1");
-  auto scenario = load_scenario(a.scenario, a.sets);
-  if (!scenario.ok()) return scenario.errors();
   Prepared p;
   auto timeout = parse_duration(a.timeout), grace = parse_duration(a.grace), wait = parse_duration(a.dump_wait);
   if (!timeout.ok() || timeout->ns <= 0) return bad("--timeout", "expected a positive duration like 5s");
@@ -190,11 +187,11 @@ Result<Prepared> prepare(const ValidateArgs& a) {
   p.scaling.timeout = *timeout;
   p.scaling.dump_wait = *wait;
   p.grace = std::max(*grace, *wait + Duration::seconds(1));
-  if (a.ranks != 0 && a.ranks != scenario->ranks())
-    return bad("--ranks", "the scenario has " + std::to_string(scenario->ranks()) + " ranks, not " +
-                              std::to_string(a.ranks) + " (set fleet.nodes / fleet.gpus_per_node with --set)");
-  auto plan = compile_plan(validate::scale_scenario(*scenario, p.scaling));
+  auto plan = load_plan(a.scenario, a.sets, [&](Scenario* s) { *s = validate::scale_scenario(*s, p.scaling); });
   if (!plan.ok()) return plan.errors();
+  if (a.ranks != 0 && a.ranks != plan->ranks)
+    return bad("--ranks", "the scenario has " + std::to_string(plan->ranks) + " ranks, not " +
+                              std::to_string(a.ranks) + " (set fleet.nodes / fleet.gpus_per_node with --set)");
   p.plan = std::move(*plan);
   if (!a.calibration.empty()) {
     auto c = load_calibration(a.calibration);
@@ -295,17 +292,16 @@ int do_validate(const ValidateArgs& a) {
   validate::LaunchInfo info{lr->exit_code, lr->killed, lr->wall_s, k.time_scale, k.bytes_scale, lr->command, a.backend};
   auto real = validate::merge_parts(plan, tmp + "/real", info);
   if (!real.ok()) return cleanup(fail(real.errors()));
-  std::unique_ptr<CostModel> model;
-  if (calib) {
-    model = make_calibrated_model(*calib, plan.scenario.fleet, plan.scenario.job.nccl_algo,
-                                  plan.scenario.job.nccl_proto);
-  } else {
-    auto m = make_cost_model(plan);
-    if (!m.ok()) return cleanup(fail(m.errors()));
-    model = std::move(*m);
-  }
-  auto outputs = select_outputs(plan, std::nullopt);
-  auto sim = simulate_to_record(plan, *model, tmp + "/sim", *outputs);
+  Result<PreparedRun> simulated =
+      calib ? Result<PreparedRun>(prepare_run(plan, make_calibrated_model(*calib, plan.scenario.fleet,
+                                                                          plan.scenario.job.nccl_algo,
+                                                                          plan.scenario.job.nccl_proto)))
+            : prepare_run(plan);
+  if (!simulated.ok()) return cleanup(fail(simulated.errors()));
+  const CostModel* model = simulated->cost.get();
+  RunOptions sim_opts;
+  sim_opts.out_dir = tmp + "/sim";
+  auto sim = execute(*simulated, sim_opts);
   if (!sim.ok()) return cleanup(fail(sim.errors()));
   fs::remove_all(out, ec);
   fs::create_directories(fs::path(out).parent_path().empty() ? "." : fs::path(out).parent_path(), ec);

@@ -2,15 +2,13 @@
 // the evidence is served from), records the per-rank state live tools would see
 // (a second, identical run with a state observer), and diagnoses the record so the
 // score can show the isolation order's path.
-#include "sim/model/cost_model_factory.h"
 #include "sim/diagnose/drill_incident.h"
 
 #include <algorithm>
 #include <filesystem>
 
 #include "fleetsim/cost_model.h"
-#include "sim/io/scenario_loader.h"
-#include "sim/observe/run_record.h"
+#include "sim/run/run.h"
 
 namespace fleetsim::drill {
 namespace {
@@ -106,18 +104,16 @@ void place_page(Incident& inc) {
 }  // namespace
 
 Result<Incident> build_incident(const std::string& file, const std::string& work_dir) {
-  Result<Scenario> scenario = load_scenario(file, {});
-  if (!scenario) return scenario.errors();
-  Result<Plan> plan = compile_plan(*scenario);
-  if (!plan) return plan.errors();
-  Result<OutputSelection> outputs = select_outputs(*plan, std::nullopt);
-  if (!outputs) return outputs.errors();
-  auto cost = make_cost_model(*plan);  // the model `fleetsim run` uses
-  if (!cost) return cost.errors();
+  Result<PreparedRun> prepared = prepare_run(file);
+  if (!prepared) return prepared.errors();
   std::error_code ec;
   fs::remove_all(work_dir, ec);
-  Result<RecordedRun> run = simulate_to_record(*plan, **cost, work_dir, *outputs);
+  RunOptions opts;
+  opts.out_dir = work_dir;
+  Result<RecordedRun> run = execute(*prepared, opts);
   if (!run) return run.errors();
+  Plan* plan = &prepared->plan;
+  const CostModel* cost = prepared->cost.get();
   Incident inc;
   inc.file = file;
   inc.job_name = job_name_for(file, plan->ranks);
@@ -125,8 +121,10 @@ Result<Incident> build_incident(const std::string& file, const std::string& work
   inc.ranks.resize(static_cast<size_t>(plan->ranks));
   for (int r : plan->absent_ranks) inc.ranks[static_cast<size_t>(r)].absent = true;
   StateObserver state(&inc.ranks);
-  run_simulation(*plan, **cost, {&state});
+  run_simulation(*plan, *cost, {&state});
   inc.plan = std::move(*plan);
+  inc.cost = std::move(prepared->cost);
+  inc.baseline_step_ns = run->tax.baseline_step_ns;
   for (const auto& [rank, name] : state.stall_names_) {
     inc.ranks[static_cast<size_t>(rank)].stall_op = name.empty() ? -1 : op_by_name(inc.plan, name);
   }

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "fleetsim/cost_model.h"
 #include "fleetsim/engine.h"
 #include "fleetsim/plan.h"
 #include "sim/diagnose/diagnose.h"
@@ -34,6 +36,8 @@ struct Incident {
   std::string file;
   std::string job_name;   // neutral: does not reveal the scenario
   Plan plan;
+  std::shared_ptr<const CostModel> cost;  // the model the incident ran with
+  double baseline_step_ns = 0;            // its jitter-free, fault-free mean step
   RunResult result;
   diagnose::Record record;
   diagnose::Diagnosis diagnosis;

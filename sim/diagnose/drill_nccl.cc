@@ -5,10 +5,9 @@
 #include <cstdio>
 #include <map>
 
-#include "sim/model/cost_model_factory.h"
-#include "sim/model/lockstep_sim.h"
 #include "fleetsim/cost_model.h"
 #include "sim/diagnose/drill_incident.h"
+#include "sim/run/run.h"
 
 namespace fleetsim::drill {
 namespace {
@@ -243,15 +242,14 @@ HalfRun run_half(const Scenario& s) {
   HalfRun h;
   auto plan = compile_plan(s);
   if (!plan.ok()) return h;
-  auto cost = make_cost_model(*plan);
-  if (!cost.ok()) return h;
-  h.result = execute_plan(*plan, **cost, true, [](ExecutorKind, StragglerStats**) {
-               return std::vector<Observer*>{};
-             }).result;
-  if (!h.result.errors.empty()) return h;
-  const Baseline b = baseline_step(*plan, **cost);
-  if (h.result.steps_completed > 0 && b.mean_step_ns > 0)
-    h.tax = static_cast<double>(h.result.end.ns) / static_cast<double>(h.result.steps_completed) / b.mean_step_ns - 1;
+  auto prepared = prepare_run(std::move(*plan));
+  if (!prepared.ok()) return h;
+  auto run = execute_steps(*prepared);
+  if (!run.ok()) return h;
+  h.result = run->result;
+  if (h.result.steps_completed > 0 && run->baseline_step_ns > 0)
+    h.tax = static_cast<double>(h.result.end.ns) / static_cast<double>(h.result.steps_completed) /
+                run->baseline_step_ns - 1;
   h.ok = true;
   return h;
 }
@@ -280,12 +278,9 @@ std::string render_bisect(const Incident& inc) {
       if (runs[0].ok && runs[1].ok) {
         // The full job's own tax, to judge whether a completed half is slow too.
         double full_tax = 0;
-        if (auto cost = make_cost_model(plan); cost.ok() && inc.result.steps_completed > 0) {
-          const Baseline base = baseline_step(plan, **cost);
-          if (base.mean_step_ns > 0)
-            full_tax = static_cast<double>(inc.result.end.ns) / static_cast<double>(inc.result.steps_completed) /
-                           base.mean_step_ns - 1;
-        }
+        if (inc.result.steps_completed > 0 && inc.baseline_step_ns > 0)
+          full_tax = static_cast<double>(inc.result.end.ns) / static_cast<double>(inc.result.steps_completed) /
+                         inc.baseline_step_ns - 1;
         const bool hang = inc.result.outcome != Outcome::kCompleted;
         std::string out = "reran as two half jobs (dp halved, same program, ranks renumbered from 0 in each):\n";
         int reproduced = 0;
@@ -375,9 +370,7 @@ std::string render_nccl_tests(const Incident& inc, int node, int node2) {
   if (node < 0 || node >= nodes || node2 >= nodes || node2 == node) return "nccl-tests: no such node\n";
   const bool pair = node2 >= 0;
   const int gpn = plan.scenario.fleet.gpus_per_node;
-  auto cost_or = make_cost_model(plan);  // the model the incident ran with
-  if (!cost_or) return "nccl-tests: " + cost_or.errors()[0].message + "\n";
-  const auto& cost = *cost_or;
+  const CostModel* cost = inc.cost.get();  // the model the incident ran with
   std::vector<std::pair<int, std::vector<int>>> ring;
   for (int n : pair ? std::vector<int>{node, node2} : std::vector<int>{node}) {
     ring.push_back({n, {}});

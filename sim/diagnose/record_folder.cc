@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fleetsim/record.h"
 #include "sim/diagnose/record.h"
 
 namespace fleetsim::diagnose {
@@ -66,13 +67,13 @@ std::vector<TelemetryRow> read_telemetry(const fs::path& p) {
   std::vector<TelemetryRow> out;
   for (const auto& row : csv.rows) {
     TelemetryRow t;
-    t.time_s = csv.num(row, "time_s");
-    t.rank = static_cast<int>(csv.num(row, "rank"));
-    t.gpu_util = csv.num(row, "gpu_util");
-    t.sm_active = csv.num(row, "sm_active");
-    t.tensor_active = csv.num(row, "tensor_active");
-    t.nic_tx_bytes = csv.num(row, "nic_tx_bytes");
-    t.step = static_cast<int64_t>(csv.num(row, "step"));
+    t.time_s = csv.num(row, columns::kTimeS);
+    t.rank = static_cast<int>(csv.num(row, columns::kRank));
+    t.gpu_util = csv.num(row, columns::kGpuUtil);
+    t.sm_active = csv.num(row, columns::kSmActive);
+    t.tensor_active = csv.num(row, columns::kTensorActive);
+    t.nic_tx_bytes = csv.num(row, columns::kNicTxBytes);
+    t.step = static_cast<int64_t>(csv.num(row, columns::kStep));
     out.push_back(t);
   }
   return out;
@@ -83,11 +84,11 @@ std::vector<StepRow> read_steps(const fs::path& p) {
   std::vector<StepRow> out;
   for (const auto& row : csv.rows) {
     StepRow s;
-    s.step = static_cast<int64_t>(csv.num(row, "step"));
-    s.start_s = csv.num(row, "start_s");
-    s.end_s = csv.num(row, "end_s");
-    s.duration_s = csv.num(row, "duration_s");
-    s.slowest_rank = static_cast<int>(csv.num(row, "slowest_rank"));
+    s.step = static_cast<int64_t>(csv.num(row, columns::kStep));
+    s.start_s = csv.num(row, columns::kStartS);
+    s.end_s = csv.num(row, columns::kEndS);
+    s.duration_s = csv.num(row, columns::kDurationS);
+    s.slowest_rank = static_cast<int>(csv.num(row, columns::kSlowestRank));
     out.push_back(s);
   }
   return out;
@@ -208,28 +209,21 @@ Result<Record> read_record(const std::string& dir) {
   Record rec;
   rec.dir = dir;
   const fs::path root(dir);
-  if (fs::exists(root / "summary.json")) {
-    Result<Summary> s = read_summary(root / "summary.json");
+  auto present = [&](OutputFile f) {
+    const fs::path p = root / output_file_name(f);
+    if (!fs::exists(p)) return std::optional<fs::path>();
+    rec.files.push_back(p.string());
+    return std::optional<fs::path>(p);
+  };
+  if (auto p = present(OutputFile::kSummary)) {
+    Result<Summary> s = read_summary(*p);
     if (!s) return s.errors();
     rec.summary = *s;
-    rec.files.push_back((root / "summary.json").string());
   }
-  if (fs::exists(root / "telemetry.csv")) {
-    rec.telemetry = read_telemetry(root / "telemetry.csv");
-    rec.files.push_back((root / "telemetry.csv").string());
-  }
-  if (fs::exists(root / "steps.csv")) {
-    rec.steps = read_steps(root / "steps.csv");
-    rec.files.push_back((root / "steps.csv").string());
-  }
-  if (fs::exists(root / "job.log")) {
-    rec.log_lines = read_lines(root / "job.log");
-    rec.files.push_back((root / "job.log").string());
-  }
-  if (fs::exists(root / "trace.json")) {
-    rec.cpu_stuck = read_stuck_cpus(root / "trace.json");
-    rec.files.push_back((root / "trace.json").string());
-  }
+  if (auto p = present(OutputFile::kTelemetry)) rec.telemetry = read_telemetry(*p);
+  if (auto p = present(OutputFile::kSteps)) rec.steps = read_steps(*p);
+  if (auto p = present(OutputFile::kLog)) rec.log_lines = read_lines(*p);
+  if (auto p = present(OutputFile::kTrace)) rec.cpu_stuck = read_stuck_cpus(*p);
   const fs::path fr_dir = fs::is_directory(root / "fr", ec) ? root / "fr" : root;
   if (std::optional<Diagnostic> err = read_dumps(fr_dir, rec)) return *err;
   if (rec.files.empty()) {

@@ -6,11 +6,13 @@
 #include <cinttypes>
 #include <cmath>
 
+#include "fleetsim/record.h"
+
 namespace fleetsim {
 
 StepTable::StepTable(const Plan& plan, std::FILE* out)
     : plan_(plan), out_(out), agg_(static_cast<size_t>(plan.scenario.job.steps) + 1) {
-  if (out_) std::fputs("step,start_s,end_s,duration_s,slowest_rank\n", out_);
+  if (out_) std::fputs(csv_header(columns::kSteps).c_str(), out_);
 }
 
 void StepTable::on_work_started(const WorkRecord& w) {

@@ -7,6 +7,8 @@
 #include <cinttypes>
 #include <cmath>
 
+#include "fleetsim/record.h"
+
 namespace fleetsim {
 
 Telemetry::Telemetry(const Plan& plan, std::vector<int> ranks, std::FILE* out, ActivityModel m)
@@ -14,7 +16,7 @@ Telemetry::Telemetry(const Plan& plan, std::vector<int> ranks, std::FILE* out, A
       out_(out), m_(m) {
   for (size_t i = 0; i < ranks_.size(); ++i) slot_[static_cast<size_t>(ranks_[i])] = static_cast<int32_t>(i);
   nccl_sm_ = std::min(1.0, static_cast<double>(m_.nccl_channels) / plan.scenario.fleet.sms_per_gpu);
-  std::fputs("time_s,rank,gpu_util,sm_active,tensor_active,nic_tx_bytes,step\n", out_);
+  std::fputs(csv_header(columns::kTelemetry).c_str(), out_);
 }
 
 void Telemetry::accrue(RankTrack& k, SimTime t) const {

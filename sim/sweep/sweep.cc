@@ -1,7 +1,7 @@
 // Sweep execution and formatting. A task loads its point's scenario (the file
-// plus --set and the point's overrides), offsets the seed, runs it with
-// execute_plan (lockstep when eligible) and a StepTable that keeps only
-// durations, and measures the tax against baseline_step(). Aggregation and
+// plus --set and the point's overrides), offsets the seed, runs it in memory
+// with execute_steps() (sim/run: lockstep when eligible, step durations only)
+// and measures the tax against the run's jitter-free baseline. Aggregation and
 // printing happen after every task is done, in task order.
 #include "sim/sweep/sweep.h"
 
@@ -13,10 +13,8 @@
 #include <thread>
 
 #include "fleetsim/cost_model.h"
-#include "sim/io/scenario_loader.h"
-#include "sim/model/cost_model_factory.h"
-#include "sim/model/lockstep_sim.h"
-#include "sim/observe/step_table.h"
+#include "sim/model/compute_time.h"
+#include "sim/run/run.h"
 #include "sim/sweep/order_stats.h"
 
 namespace fleetsim {
@@ -79,7 +77,7 @@ Result<SweepGrid> make_grid(const SweepSpec& spec) {
   }
   std::vector<Diagnostic> errors;
   for (const SweepPoint& p : g.points) {
-    auto s = load_scenario(spec.scenario, point_overrides(spec, p));
+    auto s = load_plan(spec.scenario, point_overrides(spec, p));
     if (!s.ok()) errors.insert(errors.end(), s.errors().begin(), s.errors().end());
     if (errors.size() >= 20) break;
   }
@@ -89,37 +87,30 @@ Result<SweepGrid> make_grid(const SweepSpec& spec) {
 
 Result<TaskResult> run_task(const SweepGrid& grid, size_t i) {
   const auto seeds = static_cast<size_t>(grid.spec.seeds);
-  auto s = load_scenario(grid.spec.scenario, point_overrides(grid.spec, grid.points[i / seeds]));
-  if (!s.ok()) return s.errors();
-  s->job.seed += i % seeds;
-  auto plan = compile_plan(*s);
-  if (!plan.ok()) return plan.errors();
-  auto cost_or = make_cost_model(*plan);  // the model `fleetsim run` uses
-  if (!cost_or.ok()) return cost_or.errors();
-  const CostModel& cost = **cost_or;
-  std::unique_ptr<StepTable> table;
-  const Executed ex = execute_plan(*plan, cost, true, [&](ExecutorKind, StragglerStats**) {
-    table = std::make_unique<StepTable>(*plan, nullptr);
-    return std::vector<Observer*>{table.get()};
-  });
-  if (!ex.result.errors.empty()) return ex.result.errors;
+  const uint64_t seed_offset = i % seeds;
+  auto prepared = prepare_run(grid.spec.scenario, point_overrides(grid.spec, grid.points[i / seeds]),
+                              [&](Scenario* s) { s->job.seed += seed_offset; });
+  if (!prepared.ok()) return prepared.errors();
+  auto run = execute_steps(*prepared);
+  if (!run.ok()) return run.errors();
+  const Plan& plan = prepared->plan;
   TaskResult r;
-  r.baseline_step_ns = baseline_step(*plan, cost).mean_step_ns;
-  r.lockstep = ex.executor == ExecutorKind::kLockstep ? 1 : 0;
-  r.ranks = plan->ranks;
+  r.baseline_step_ns = run->baseline_step_ns;
+  r.lockstep = run->lockstep ? 1 : 0;
+  r.ranks = plan.ranks;
   long double sum = 0, t = 0, tt = 0;
-  for (int64_t d : table->durations_ns()) {
+  for (int64_t d : run->durations_ns) {
     sum += static_cast<long double>(d);
     const long double x = static_cast<long double>(d) / r.baseline_step_ns - 1;
     t += x;
     tt += x * x;
   }
-  r.steps = static_cast<double>(table->durations_ns().size());
+  r.steps = static_cast<double>(run->durations_ns.size());
   if (r.steps > 0) r.mean_step_ns = static_cast<double>(sum / static_cast<long double>(r.steps));
   r.tax = r.baseline_step_ns > 0 && r.steps > 0 ? r.mean_step_ns / r.baseline_step_ns - 1 : 0;
   r.step_tax_sum = static_cast<double>(t);
   r.step_tax_sumsq = static_cast<double>(tt);
-  closed_form(*plan, r.baseline_step_ns, &r);
+  closed_form(plan, r.baseline_step_ns, &r);
   return r;
 }
 

@@ -16,7 +16,7 @@
 #include "fleetsim/plan.h"
 #include "sim/diagnose/diagnose.h"
 #include "sim/io/scenario_loader.h"
-#include "sim/observe/run_record.h"
+#include "sim/run/run.h"
 
 namespace fleetsim::diagnose {
 namespace {
@@ -39,16 +39,14 @@ TEST_P(EveryScenario, DiagnoseNamesTheExpectedCauseAndCulprit) {
   Result<Scenario> scenario = load_scenario(GetParam(), {});
   ASSERT_TRUE(scenario.ok()) << scenario.errors().front().to_string();
   if (!scenario->expect.cause) GTEST_SKIP() << "no expect.cause";
-  Result<Plan> plan = compile_plan(*scenario);
-  ASSERT_TRUE(plan.ok());
-  Result<OutputSelection> outputs = select_outputs(*plan, std::nullopt);
-  ASSERT_TRUE(outputs.ok());
+  Result<PreparedRun> prepared = prepare_run(GetParam());
+  ASSERT_TRUE(prepared.ok());
   const fs::path dir = fs::temp_directory_path() / ("fleetsim_diag_" + fs::path(GetParam()).stem().string() +
                                                      "_" + std::to_string(getpid()));
   fs::remove_all(dir);
-  auto cost = make_cost_model(*plan);
-  ASSERT_TRUE(cost.ok());
-  Result<RecordedRun> run = simulate_to_record(*plan, **cost, dir.string(), *outputs);
+  RunOptions opts;
+  opts.out_dir = dir.string();
+  Result<RecordedRun> run = execute(*prepared, opts);
   ASSERT_TRUE(run.ok());
   Result<Diagnosis> d = diagnose_dir(dir.string());
   fs::remove_all(dir);

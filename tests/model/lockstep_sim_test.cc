@@ -12,7 +12,7 @@
 #include "fleetsim/cost_model.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/model/lockstep_sim.h"
-#include "sim/observe/run_record.h"
+#include "sim/run/run.h"
 
 namespace fs = std::filesystem;
 
@@ -65,11 +65,12 @@ struct Recorded {
 
 Recorded record(const Plan& plan, bool lockstep, const std::string& tag) {
   const fs::path dir = fs::temp_directory_path() / ("fleetsim_lockstep_" + tag + "_" + std::to_string(::getpid()));
-  auto sel = select_outputs(plan, std::vector<std::string>{"summary", "steps"});
-  EXPECT_TRUE(sel.ok());
-  sel->lockstep_ok = lockstep;
-  const auto cost = make_alpha_beta_model(plan.scenario.fleet);
-  auto run = simulate_to_record(plan, *cost, dir.string(), *sel);
+  PreparedRun prepared = prepare_run(plan, make_alpha_beta_model(plan.scenario.fleet));
+  RunOptions opts;
+  opts.out_dir = dir.string();
+  opts.outputs = std::vector<std::string>{"summary", "steps"};
+  opts.executor = lockstep ? "lockstep" : "event";
+  auto run = execute(prepared, opts);
   EXPECT_TRUE(run.ok());
   Recorded r{slurp(dir / "steps.csv"), nlohmann::json::parse(slurp(dir / "summary.json")), run->executor};
   fs::remove_all(dir);

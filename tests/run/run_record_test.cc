@@ -14,7 +14,7 @@
 
 #include "fleetsim/cost_model.h"
 #include "sim/io/scenario_loader.h"
-#include "sim/observe/run_record.h"
+#include "sim/run/run.h"
 
 namespace fs = std::filesystem;
 
@@ -35,12 +35,12 @@ fs::path temp_dir(const std::string& name) {
 }
 
 RecordedRun simulate(const std::string& scenario, const fs::path& out) {
-  auto s = load_scenario(std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/" + scenario);
-  EXPECT_TRUE(s.ok());
-  auto plan = compile_plan(*s);
-  auto sel = select_outputs(*plan, std::nullopt);
-  const auto cost = make_alpha_beta_model(plan->scenario.fleet);
-  auto run = simulate_to_record(*plan, *cost, out.string(), *sel);
+  auto plan = load_plan(std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/" + scenario);
+  EXPECT_TRUE(plan.ok());
+  PreparedRun prepared = prepare_run(*plan, make_alpha_beta_model(plan->scenario.fleet));
+  RunOptions opts;
+  opts.out_dir = out.string();
+  auto run = execute(prepared, opts);
   EXPECT_TRUE(run.ok());
   return *run;
 }
