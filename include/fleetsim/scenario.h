@@ -7,10 +7,12 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "fleetsim/fault.h"
 #include "fleetsim/status.h"
 #include "fleetsim/time.h"
 
@@ -120,6 +122,29 @@ struct Parallel {
   bool pp_given = false;  // the `pp` group exists only if the scenario named pp
 };
 
+// How collective durations are computed (`job.collective_model`), once: the
+// loader, the cost-model factory, `fleetsim list models` and the docs test read
+// this table.
+enum class CollectiveModel : uint8_t { kNccl, kAlphaBeta, kSteps };
+struct CollectiveModelSpec {
+  CollectiveModel id;
+  const char* name;  // as the YAML spells it
+  const char* what;  // one line for help and docs
+};
+// INVARIANT: kCollectiveModels[i].id == static_cast<CollectiveModel>(i).
+inline constexpr CollectiveModelSpec kCollectiveModels[] = {
+    {CollectiveModel::kNccl, "nccl", "NCCL's tuning model on the fabric: its algorithm and protocol choice and time"},
+    {CollectiveModel::kAlphaBeta, "alpha-beta", "a plain ring over the group's slowest link class"},
+    {CollectiveModel::kSteps, "steps",
+     "NCCL's choice, with every Ring step a transfer on its link, timed from each member's arrival"},
+};
+constexpr const char* collective_model_name(CollectiveModel m) { return kCollectiveModels[static_cast<int>(m)].name; }
+static_assert([] {
+  for (int i = 0; i < static_cast<int>(std::size(kCollectiveModels)); ++i)
+    if (static_cast<int>(kCollectiveModels[i].id) != i) return false;
+  return true;
+}(), "kCollectiveModels must list the models in enum order");
+
 // How the simulated job behaves around its step program.
 struct Job {
   int64_t steps = 1;
@@ -130,35 +155,10 @@ struct Job {
   int flight_recorder_entries = 2000;   // per rank, as TORCH_FR_BUFFER_SIZE
   Duration dump_wait = Duration::seconds(60);     // watchdog waits this long for dumps, then aborts
   Duration crash_detect = Duration::seconds(5);   // launcher notices a dead rank this long after
-  // How collective durations are computed: "nccl" (NCCL's tuning model on the
-  // fabric, default) or "alpha-beta" (the simple ring over the slowest link class).
-  std::string collective_model = "nccl";
+  CollectiveModel collective_model = CollectiveModel::kNccl;  // how collective durations are computed
   std::string nccl_version = "2.30";   // job.nccl.version: whose tuning constants
   std::string nccl_algo;               // job.nccl.algo: as NCCL_ALGO ("ring", "^nvls", "" = all)
   std::string nccl_proto;              // job.nccl.proto: as NCCL_PROTO
-};
-
-enum class FaultKind : uint8_t {
-  kStraggler,  // ranks' compute runs `slowdown` times longer in [from_step, to_step]
-  kStall,      // rank's CPU enters `where` at the start of at_step (or the cpu op `op`) and never returns
-  kCrash,      // rank's process dies at the start of at_step
-  kSkip,       // rank does not issue op `op` at at_step
-  kMismatch,   // rank issues op `op` at at_step with other bytes and/or dtype
-  kAbsent,     // ranks never start (a job launched without its full gang)
-  kLink,       // NIC `nic` of `node` runs at `fraction` of its rate (a degraded cable or port)
-  kGpuDirect,  // GPUDirect RDMA off on `nodes`: NIC traffic is staged through host memory
-  kNicAffinity,// GPU `gpu` of `node` uses a NIC on the remote NUMA node (no GPUDirect, host-staged)
-  kNicDown,    // NIC `nic` of `node` goes down at at_step: no failover; NCCL errors after the IB retry timeout
-};
-const char* fault_yaml_name(FaultKind k);
-
-// Compute-time faults share FaultKind::kStraggler (they only stretch compute
-// kernels, never block anything) and differ by mode; each has its own YAML key.
-enum class SlowMode : uint8_t {
-  kPersistent,    // `straggler`: compute x slowdown in [from_step, to_step]
-  kIntermittent,  // `intermittent`: each step, with `probability`, compute x slowdown * X
-  kPause,         // `pause`: every `every` steps, `pause` extra time on the step's first compute
-  kThrottle,      // `throttle`: compute x the factor of the schedule entry in force
 };
 
 struct ThrottleStage {

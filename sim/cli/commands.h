@@ -15,5 +15,6 @@ void register_sweep_command(CLI::App& app, int* exit_code);
 void register_drill_command(CLI::App& app, int* exit_code);
 void register_validate_command(CLI::App& app, int* exit_code);
 void register_calibrate_command(CLI::App& app, int* exit_code);
+void register_list_command(CLI::App& app, int* exit_code);
 
 }  // namespace fleetsim::cli

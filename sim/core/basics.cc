@@ -128,20 +128,4 @@ int dtype_bytes(DType t) {
   return 1;
 }
 
-const char* fault_yaml_name(FaultKind k) {
-  switch (k) {
-    case FaultKind::kStraggler: return "straggler";
-    case FaultKind::kStall: return "stall";
-    case FaultKind::kCrash: return "crash";
-    case FaultKind::kSkip: return "skip";
-    case FaultKind::kMismatch: return "mismatch";
-    case FaultKind::kAbsent: return "absent";
-    case FaultKind::kLink: return "link";
-    case FaultKind::kGpuDirect: return "gpudirect";
-    case FaultKind::kNicAffinity: return "nic_affinity";
-    case FaultKind::kNicDown: return "nic_down";
-  }
-  return "?";
-}
-
 }  // namespace fleetsim

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fleetsim/cause.h"
 #include "fleetsim/status.h"
 #include "sim/diagnose/record.h"
 
@@ -17,21 +18,8 @@ namespace fleetsim::diagnose {
 
 enum class Verdict { kHealthy, kSlow, kHang };
 
-enum class Cause {
-  kNone,                  // healthy
-  kExtraCollective,       // the culprit issued a collective the others did not
-  kMissingCollective,     // the culprit, alive, skipped a collective the others issued
-  kMismatchedCollective,  // same seq, different type/size/dtype on the culprit
-  kRankStalled,           // the culprit stopped issuing work, its GPU idle (CPU stuck)
-  kRankCrashed,           // the culprit died (summary/job.log, or no dump)
-  kStraggler,             // a slow run: one rank arrives last, consistently
-  kSlowLink,              // a slow run: one group's bus bandwidth far below its siblings
-  kRanksAbsent,           // ranks that never started: no dump, no log, nothing completed
-  kCpuBlocked,            // every GPU idle: all ranks blocked on CPU-side work (a store barrier)
-  kRotatingStraggler,     // a slow run: transient stalls that hit a different rank each step
-  kNetworkError,          // NCCL reported a network error (a NIC or link down): ncclRemoteError
-  kUnknown,               // hung or slow, but the evidence does not single anyone out
-};
+// The causes and their names live in one table: include/fleetsim/cause.h.
+using fleetsim::Cause;
 
 std::string_view to_string(Verdict v);  // "hang" | "slow" | "healthy"
 std::string_view to_string(Cause c);    // "extra_collective", ..., "none"

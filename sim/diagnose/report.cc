@@ -34,24 +34,7 @@ std::string_view to_string(Verdict v) {
   return "?";
 }
 
-std::string_view to_string(Cause c) {
-  switch (c) {
-    case Cause::kNone: return "none";
-    case Cause::kExtraCollective: return "extra_collective";
-    case Cause::kMissingCollective: return "missing_collective";
-    case Cause::kMismatchedCollective: return "mismatched_collective";
-    case Cause::kRankStalled: return "rank_stalled";
-    case Cause::kRankCrashed: return "rank_crashed";
-    case Cause::kStraggler: return "straggler";
-    case Cause::kSlowLink: return "slow_link";
-    case Cause::kRanksAbsent: return "ranks_absent";
-    case Cause::kCpuBlocked: return "cpu_blocked";
-    case Cause::kRotatingStraggler: return "rotating_straggler";
-    case Cause::kNetworkError: return "network_error";
-    case Cause::kUnknown: return "unknown";
-  }
-  return "?";
-}
+std::string_view to_string(Cause c) { return cause_name(c); }
 
 std::string format_human(const Diagnosis& d) {
   std::string out;

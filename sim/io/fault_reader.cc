@@ -1,5 +1,5 @@
-// Reads `faults:`: a list of single-key mappings (straggler, intermittent,
-// pause, throttle, stall, crash, skip, mismatch, absent). Ranks are checked
+// Reads `faults:`: a list of single-key mappings, one of the spellings in
+// kFaultSpecs (include/fleetsim/fault.h). Ranks are checked
 // against the fleet, steps against job.steps, and op names against the step
 // program, with did-you-mean. The compute-time faults (straggler and the three
 // after it) are FaultKind::kStraggler with a SlowMode and accept `ranks: all`.
@@ -10,48 +10,6 @@
 
 namespace fleetsim {
 namespace {
-
-struct FaultName {
-  std::string_view name;
-  FaultKind kind;
-  SlowMode mode;
-};
-constexpr FaultName kFaults[] = {{"straggler", FaultKind::kStraggler, SlowMode::kPersistent},
-                                 {"intermittent", FaultKind::kStraggler, SlowMode::kIntermittent},
-                                 {"pause", FaultKind::kStraggler, SlowMode::kPause},
-                                 {"throttle", FaultKind::kStraggler, SlowMode::kThrottle},
-                                 {"stall", FaultKind::kStall, SlowMode::kPersistent},
-                                 {"crash", FaultKind::kCrash, SlowMode::kPersistent},
-                                 {"skip", FaultKind::kSkip, SlowMode::kPersistent},
-                                 {"mismatch", FaultKind::kMismatch, SlowMode::kPersistent},
-                                 {"absent", FaultKind::kAbsent, SlowMode::kPersistent},
-                                 {"link", FaultKind::kLink, SlowMode::kPersistent},
-                                 {"gpudirect", FaultKind::kGpuDirect, SlowMode::kPersistent},
-                                 {"nic_affinity", FaultKind::kNicAffinity, SlowMode::kPersistent},
-                                 {"nic_down", FaultKind::kNicDown, SlowMode::kPersistent}};
-
-Names fault_keys(FaultKind k, SlowMode m) {
-  switch (k) {
-    case FaultKind::kStraggler:
-      switch (m) {
-        case SlowMode::kPersistent: return {"ranks", "rank", "slowdown", "from_step", "to_step"};
-        case SlowMode::kIntermittent: return {"ranks", "rank", "probability", "slowdown", "from_step", "to_step"};
-        case SlowMode::kPause: return {"ranks", "rank", "every", "time", "what", "phase", "from_step", "to_step"};
-        case SlowMode::kThrottle: return {"ranks", "rank", "schedule"};
-      }
-      return {};
-    case FaultKind::kStall: return {"rank", "at_step", "where", "op"};
-    case FaultKind::kCrash: return {"rank", "at_step"};
-    case FaultKind::kSkip: return {"rank", "op", "at_step"};
-    case FaultKind::kMismatch: return {"rank", "op", "at_step", "bytes", "dtype"};
-    case FaultKind::kAbsent: return {"ranks", "rank"};
-    case FaultKind::kLink: return {"node", "nic", "bandwidth"};
-    case FaultKind::kGpuDirect: return {"nodes", "enabled"};
-    case FaultKind::kNicAffinity: return {"node", "gpu", "numa"};
-    case FaultKind::kNicDown: return {"node", "nic", "at_step"};
-  }
-  return {};
-}
 
 // A positive number at map[key] (required), e.g. a slowdown or a factor.
 void read_positive(NodeReader& r, const YamlNode& map, std::string_view key, const std::string& what, double* dst) {
@@ -143,7 +101,7 @@ void ScenarioReader::read_faults(const YamlNode& n, std::vector<Fault>* out) {
 
 std::optional<Fault> ScenarioReader::read_fault(const YamlNode& n) {
   Names kinds;
-  for (const auto& k : kFaults) kinds.push_back(k.name);
+  for (const FaultSpec& k : kFaultSpecs) kinds.push_back(k.name);
   if (!n.is_map() || n.keys.size() != 1 || !n.keys[0].is_scalar()) {
     const SourceLoc& at = n.is_map() && n.keys.size() > 1 ? n.keys[1].loc : n.loc;
     error(at, "expected a fault (a mapping with one key: " + join_names(kinds) + "), got " +
@@ -151,8 +109,7 @@ std::optional<Fault> ScenarioReader::read_fault(const YamlNode& n) {
     return std::nullopt;
   }
   const YamlNode& key = n.keys[0];
-  const FaultName* kind = nullptr;
-  for (const auto& k : kFaults) if (k.name == key.scalar) kind = &k;
+  const FaultSpec* kind = fault_spec(key.scalar);
   if (!kind) {
     unknown_name(key.loc, "fault kind", key.scalar, kinds);
     return std::nullopt;
@@ -164,7 +121,10 @@ std::optional<Fault> ScenarioReader::read_fault(const YamlNode& n) {
   const std::string what(kind->name);
   const YamlNode& body = n.items[0];
   const size_t errors_before = error_count();
-  if (!check_map(body, what, fault_keys(f.kind, f.mode))) return std::nullopt;
+  Names keys;
+  for (const char* k : kind->keys)
+    if (k) keys.push_back(k);
+  if (!check_map(body, what, keys)) return std::nullopt;
   if (f.kind == FaultKind::kLink || f.kind == FaultKind::kGpuDirect || f.kind == FaultKind::kNicAffinity ||
       f.kind == FaultKind::kNicDown) {
     read_fabric_fault(body, what, &f);

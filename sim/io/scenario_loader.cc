@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "fleetsim/cause.h"
 #include "sim/io/scenario_reader.h"
 #include "sim/model/nccl_model.h"
 #include "sim/io/yaml_tree.h"
@@ -41,11 +42,7 @@ const Names kParallelKeys = {"tp", "dp", "pp"};
 const Names kJobKeys = {"steps", "seed", "watchdog", "telemetry_period", "launch_queue",
                         "flight_recorder_entries", "dump_wait", "crash_detect", "collective_model", "nccl"};
 const Names kNcclKeys = {"version", "algo", "proto"};
-const Names kCollectiveModels = {"nccl", "alpha-beta", "steps"};
 const Names kExpectKeys = {"outcome", "hang_step", "steps_completed", "cause", "culprit"};
-const Names kCauses = {"none", "extra_collective", "missing_collective", "mismatched_collective", "rank_stalled",
-                       "rank_crashed", "straggler", "rotating_straggler", "slow_link", "network_error",
-                       "ranks_absent", "cpu_blocked", "unknown"};
 const Names kOutcomes = {"completed", "hang", "crash", "deadlock"};
 
 }  // namespace
@@ -202,10 +199,13 @@ void ScenarioReader::read_job(const YamlNode& n, Job* job) {
   read_duration(n, "crash_detect", "job", &job->crash_detect);
   if (const YamlNode* v = n.find("collective_model")) {
     if (auto s = as_string(*v, "job.collective_model")) {
+      Names models;
       bool known = false;
-      for (std::string_view m : kCollectiveModels) known = known || m == *s;
-      if (known) job->collective_model = *s;
-      else unknown_name(v->loc, "job.collective_model", *s, kCollectiveModels);
+      for (const CollectiveModelSpec& m : kCollectiveModels) {
+        models.push_back(m.name);
+        if (*s == m.name) job->collective_model = m.id, known = true;
+      }
+      if (!known) unknown_name(v->loc, "job.collective_model", *s, models);
     }
   }
   if (const YamlNode* v = n.find("nccl")) read_nccl(*v, job);
@@ -255,10 +255,13 @@ void ScenarioReader::read_expect(const YamlNode& n, Expect* expect) {
   }
   if (const YamlNode* v = n.find("cause")) {
     if (auto s = as_string(*v, "expect.cause")) {
-      bool known = false;
-      for (std::string_view c : kCauses) known = known || c == *s;
-      if (known) expect->cause = *s;
-      else unknown_name(v->loc, "expect.cause", *s, kCauses);
+      if (cause_by_name(*s)) {
+        expect->cause = *s;
+      } else {
+        Names causes;
+        for (const CauseSpec& c : kCauses) causes.push_back(c.name);
+        unknown_name(v->loc, "expect.cause", *s, causes);
+      }
     }
   }
   if (const YamlNode* v = n.find("culprit")) {

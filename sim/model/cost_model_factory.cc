@@ -20,7 +20,7 @@ Result<std::unique_ptr<CostModel>> make_cost_model(const Plan& plan) {
     if (!c.ok()) return c.errors();
     return make_calibrated_model(*c, plan.scenario.fleet, job.nccl_algo, job.nccl_proto);
   }
-  if (job.collective_model == "alpha-beta") return make_alpha_beta_model(plan.scenario.fleet);
+  if (job.collective_model == CollectiveModel::kAlphaBeta) return make_alpha_beta_model(plan.scenario.fleet);
   NcclOptions options;
   options.version = job.nccl_version;
   options.algo = job.nccl_algo;
@@ -31,7 +31,7 @@ Result<std::unique_ptr<CostModel>> make_cost_model(const Plan& plan) {
     d.loc.file = plan.scenario.file;
     return d;
   }
-  if (job.collective_model == "steps")  // NCCL's Ring run step by step on the links
+  if (job.collective_model == CollectiveModel::kSteps)  // NCCL's Ring run step by step on the links
     return nccl::make_ring_steps_model(fabric_from_fleet(plan.scenario.fleet), options);
   return make_nccl_model(fabric_from_fleet(plan.scenario.fleet), options);
 }

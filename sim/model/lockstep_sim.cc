@@ -50,7 +50,7 @@ Eligibility lockstep_eligible(const Plan& plan) {
       return e;
     }
   }
-  if (plan.scenario.job.collective_model == "steps") {  // times collectives from every member's arrival
+  if (plan.scenario.job.collective_model == CollectiveModel::kSteps) {  // times collectives from every member's arrival
     e.why = "collective_model: steps needs the event executor";
     return e;
   }
