@@ -11,7 +11,7 @@
 #include <string>
 
 #include "sim/cli/commands.h"
-#include "sim/diagnose/drill.h"
+#include "sim/drill/drill.h"
 
 namespace fleetsim::cli {
 namespace {

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "tests/support/command.h"
-#include "sim/diagnose/drill.h"
-#include "sim/diagnose/drill_incident.h"
+#include "sim/drill/drill.h"
+#include "sim/drill/drill_incident.h"
 
 namespace fleetsim::drill {
 namespace {

@@ -8,8 +8,8 @@
 #include <ostream>
 #include <sstream>
 
-#include "sim/diagnose/drill.h"
-#include "sim/diagnose/drill_incident.h"
+#include "sim/drill/drill.h"
+#include "sim/drill/drill_incident.h"
 #include "sim/io/scenario_loader.h"
 
 namespace fleetsim::drill {

@@ -8,7 +8,7 @@
 #include "sim/model/cost_model_factory.h"
 #include "sim/model/lockstep_sim.h"
 #include "fleetsim/cost_model.h"
-#include "sim/diagnose/drill_incident.h"
+#include "sim/drill/drill_incident.h"
 
 namespace fleetsim::drill {
 namespace {

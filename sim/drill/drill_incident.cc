@@ -3,7 +3,7 @@
 // (a second, identical run with a state observer), and diagnoses the record so the
 // score can show the isolation order's path.
 #include "sim/model/cost_model_factory.h"
-#include "sim/diagnose/drill_incident.h"
+#include "sim/drill/drill_incident.h"
 
 #include <algorithm>
 #include <filesystem>
