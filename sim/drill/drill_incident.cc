@@ -105,7 +105,8 @@ void place_page(Incident& inc) {
 
 }  // namespace
 
-Result<Incident> build_incident(const std::string& file, const std::string& work_dir) {
+Result<Incident> build_incident(const std::string& file, const std::string& work_dir,
+                                const diagnose::HealthyModelSource& healthy_model) {
   Result<Scenario> scenario = load_scenario(file, {});
   if (!scenario) return scenario.errors();
   Result<Plan> plan = compile_plan(*scenario);
@@ -133,7 +134,8 @@ Result<Incident> build_incident(const std::string& file, const std::string& work
   Result<diagnose::Record> rec = diagnose::read_record(work_dir);
   if (!rec) return rec.errors();
   inc.record = std::move(*rec);
-  inc.diagnosis = diagnose::diagnose_record(inc.record);
+  const diagnose::RecordModel model = healthy_model ? healthy_model(inc.record) : diagnose::RecordModel{};
+  inc.diagnosis = diagnose::diagnose_record(inc.record, model.model.get(), model.note);
   place_page(inc);
   return inc;
 }
