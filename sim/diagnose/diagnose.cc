@@ -92,8 +92,8 @@ void step_alignment(WalkContext& c) {
 
 }  // namespace
 
-Diagnosis diagnose_record(const Record& record) {
-  WalkContext c(record);
+Diagnosis diagnose_record(const Record& record, const HealthyModel* model, std::string_view no_model_note) {
+  WalkContext c(record, model, no_model_note);
   step_hang_or_slow(c);
   step_utilization(c);
   step_watchdog(c);
@@ -113,10 +113,12 @@ Diagnosis diagnose_record(const Record& record) {
   return c.d;
 }
 
-Result<Diagnosis> diagnose_dir(const std::string& dir) {
+Result<Diagnosis> diagnose_dir(const std::string& dir, const HealthyModelSource& source) {
   Result<Record> rec = read_record(dir);
   if (!rec) return rec.errors();
-  return diagnose_record(*rec);
+  if (!source) return diagnose_record(*rec);
+  const RecordModel m = source(*rec);
+  return diagnose_record(*rec, m.model.get(), m.note);
 }
 
 }  // namespace fleetsim::diagnose

@@ -6,6 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,12 +47,46 @@ struct Diagnosis {
   std::string advice;              // what to do next / the fix
 };
 
-// Walks the isolation order over an already-read record.
-Diagnosis diagnose_record(const Record& record);
+// One collective as a record's flight recorder shows it on one group instance.
+struct GroupCollective {
+  std::string op_name;         // the op as the program names it (FR frames[0].name)
+  std::string profiling_name;  // e.g. "nccl:all_reduce"
+  std::string group_kind;      // "world", "tp", "dp" or "pp" (from the pg description)
+  std::vector<int> members;    // the group's global ranks, as pg_config lists them
+};
 
-// Reads `dir` (RunRecord or FR dump folder) and diagnoses it. Fails only on bad
-// input: a missing/unreadable folder, nothing to read, or malformed JSON.
-Result<Diagnosis> diagnose_dir(const std::string& dir);
+// What a healthy fabric would take for a record's collectives: the expectation that
+// slow links are judged against. diagnose builds none itself; a caller that knows the
+// run's cost model provides one (without it, groups are judged against their siblings).
+class HealthyModel {
+ public:
+  virtual ~HealthyModel();
+  // The healthy-fabric time (ms) of one collective of `c`, or nullopt when the model
+  // cannot say (no such op or group in the run's program).
+  virtual std::optional<double> healthy_ms(const GroupCollective& c) const = 0;
+  // What the expectation comes from, e.g. "nccl 2.30 tuning model, scenarios/x.yaml".
+  virtual std::string describe() const = 0;
+};
+
+// A caller's healthy model for one record, or why it has none.
+struct RecordModel {
+  std::unique_ptr<HealthyModel> model;  // null: judge against sibling groups only
+  std::string note;                     // with no model: one line of evidence saying why ("": none)
+};
+// Builds the healthy model for a record once it has been read.
+using HealthyModelSource = std::function<RecordModel(const Record&)>;
+
+// Walks the isolation order over an already-read record. With a `model`, each group
+// instance's collective times are judged against it; without one, `no_model_note`
+// (if any) says why, and groups are judged against their siblings. Neither is used
+// when the record holds no flight-recorder dumps.
+Diagnosis diagnose_record(const Record& record, const HealthyModel* model = nullptr,
+                          std::string_view no_model_note = {});
+
+// Reads `dir` (RunRecord or FR dump folder) and diagnoses it, with the healthy model
+// `source` gives for it (none when `source` is empty). Fails only on bad input: a
+// missing/unreadable folder, nothing to read, or malformed JSON.
+Result<Diagnosis> diagnose_dir(const std::string& dir, const HealthyModelSource& source = {});
 
 // The human report: numbered steps with their evidence, then Verdict/Cause/
 // Culprit/Where/Fix lines.

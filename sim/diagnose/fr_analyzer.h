@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/diagnose/record.h"
@@ -82,8 +83,8 @@ struct SlowGroup {
 };
 std::optional<SlowGroup> find_slow_group(const std::map<int, FrDump>& dumps);
 
-// Group instances whose collectives take far longer than the cost model expects of
-// a healthy fabric. Only for a simulator RunRecord, whose scenario can be reloaded.
+// Group instances whose collectives take far longer than a healthy model expects of
+// a healthy fabric. Only when the caller provides the model (a simulator RunRecord).
 struct ModelSlowLink {
   std::string pg_name;
   std::string pg_desc;
@@ -95,11 +96,14 @@ struct ModelSlowLink {
   double expected_ms = 0;               // the model's healthy time for it
 };
 struct ModelCheck {
-  bool loaded = false;                  // the scenario was reloaded and the model built
+  bool loaded = false;                  // a healthy model judged the record
   std::string text;                     // one line for the evidence ("" if not tried)
   std::optional<ModelSlowLink> slow;
 };
-ModelCheck check_against_model(const Record& rec);
+class HealthyModel;  // diagnose.h
+// Judges the record's timed collectives against `model`; with no model, the check
+// is not made and `no_model_note` becomes its text. Nothing when there are no dumps.
+ModelCheck check_against_model(const Record& rec, const HealthyModel* model, std::string_view no_model_note);
 
 std::string to_string(DivergenceKind kind);
 std::string format_ranks(const std::vector<int>& ranks);  // "[0, 5]"

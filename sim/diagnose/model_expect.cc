@@ -1,27 +1,30 @@
-// Slow links judged against the cost model: for a simulator RunRecord, reload the
-// scenario, build the model `fleetsim run` used, and compare each group instance's
-// achieved collective time with the model's healthy time for its shape and bytes.
+// Slow links judged against a healthy model: for a record whose caller knows the
+// run's cost model (a simulator RunRecord), compare each group instance's achieved
+// collective time with the model's healthy time for its shape and bytes.
 // The achieved time per seq is the shortest member's FR duration: FR measures from
 // each member's own start, so the last to arrive waits least and its duration is
 // the collective itself, without waiting for late peers (a straggler's signature).
 #include <algorithm>
+#include <array>
 #include <cstdio>
 
-#include "fleetsim/plan.h"
+#include "sim/diagnose/diagnose.h"
 #include "sim/diagnose/fr_analyzer.h"
-#include "sim/io/scenario_loader.h"
-#include "sim/model/cost_model_factory.h"
 
 namespace fleetsim::diagnose {
 namespace {
 
 constexpr double kSlowRatio = 1.25;  // below 0.8 of the expected bandwidth
 
-std::optional<GroupKind> kind_of(const std::string& desc) {
-  if (desc == "default_pg" || desc == "world") return GroupKind::kWorld;
-  if (desc == "tp") return GroupKind::kTp;
-  if (desc == "dp") return GroupKind::kDp;
-  if (desc == "pp") return GroupKind::kPp;
+// The group kinds a model is asked about, in the order their verdicts are weighed.
+constexpr std::array<const char*, 4> kKinds = {"world", "tp", "dp", "pp"};
+
+// The index into kKinds of a process group's description, or nullopt.
+std::optional<int> kind_of(const std::string& desc) {
+  if (desc == "default_pg") return 0;
+  for (size_t k = 0; k < kKinds.size(); ++k) {
+    if (desc == kKinds[k]) return static_cast<int>(k);
+  }
   return std::nullopt;
 }
 
@@ -32,10 +35,11 @@ double median_of(std::vector<double> v) {
 
 // One timed group instance and op: the per-seq shortest durations.
 struct Timed {
-  GroupKind kind = GroupKind::kWorld;
+  int kind = 0;  // into kKinds
   std::string pg_name;
   std::string pg_desc;
   std::string op_name;
+  std::string profiling_name;
   std::vector<int> members;
   std::vector<double> samples_ms;
 };
@@ -60,29 +64,23 @@ std::map<std::pair<std::string, std::string>, Timed> time_instances(const std::m
   for (const auto& [key, at] : by_seq) {
     if (at.seen != at.members.size()) continue;  // a member's entry rotated out: not the collective's time
     const std::string desc = at.e->pg_desc;
-    std::optional<GroupKind> kind = kind_of(desc);
+    std::optional<int> kind = kind_of(desc);
     if (!kind) continue;
     Timed& t = out[{key.first, at.e->op_name}];
     t.kind = *kind;
     t.pg_name = at.e->pg_name;
     t.pg_desc = desc;
     t.op_name = at.e->op_name;
+    t.profiling_name = at.e->profiling_name;
     t.members = at.members;
     t.samples_ms.push_back(at.min_ms);
   }
   return out;
 }
 
-// The model's healthy time for one timed instance; nullopt when the plan has no such op.
-std::optional<double> expected_ms(const Plan& plan, const CostModel& cost, const Timed& t) {
-  if (!plan.group_exists(t.kind) || t.members.front() < 0 || t.members.front() >= plan.ranks) return std::nullopt;
-  const int inst = plan.group_instance(t.kind, t.members.front());
-  if (plan.group_size(t.kind) != static_cast<int>(t.members.size())) return std::nullopt;
-  for (const PlanOp& op : plan.ops) {
-    if (op.group != t.kind || !is_collective(op.kind) || plan.sources[op.source].name != t.op_name) continue;
-    return cost.collective_time(op.kind, op.bytes, plan.group_shape(t.kind, inst)).to_millis();
-  }
-  return std::nullopt;
+// The model's healthy time for one timed instance; nullopt when it cannot say.
+std::optional<double> expected_ms(const HealthyModel& model, const Timed& t) {
+  return model.healthy_ms(GroupCollective{t.op_name, t.profiling_name, kKinds[static_cast<size_t>(t.kind)], t.members});
 }
 
 // Per group kind: the instances timed, and the slow ones with their worst ratio.
@@ -91,11 +89,11 @@ struct KindVerdict {
   std::vector<std::string> slow;
 };
 
-std::optional<ModelSlowLink> judge(const Plan& plan, const CostModel& cost,
+std::optional<ModelSlowLink> judge(const HealthyModel& model,
                                    const std::map<std::pair<std::string, std::string>, Timed>& timed) {
-  std::map<GroupKind, KindVerdict> kinds;
+  std::map<int, KindVerdict> kinds;
   for (const auto& [key, t] : timed) {
-    std::optional<double> exp = expected_ms(plan, cost, t);
+    std::optional<double> exp = expected_ms(model, t);
     if (!exp || *exp <= 0 || t.samples_ms.empty()) continue;
     const double ratio = median_of(t.samples_ms) / *exp;
     auto& w = kinds[t.kind].worst[key.first];
@@ -128,27 +126,18 @@ std::optional<ModelSlowLink> judge(const Plan& plan, const CostModel& cost,
 
 }  // namespace
 
-ModelCheck check_against_model(const Record& rec) {
+HealthyModel::~HealthyModel() = default;
+
+ModelCheck check_against_model(const Record& rec, const HealthyModel* model, std::string_view no_model_note) {
   ModelCheck out;
-  if (!rec.summary || rec.summary->executor != "sim" || rec.summary->file.empty() || rec.dumps.empty()) {
-    return out;
-  }
-  const std::string& file = rec.summary->file;
-  Result<Scenario> scenario = load_scenario(file);
-  Result<Plan> plan = scenario ? compile_plan(*scenario) : Result<Plan>(scenario.errors());
-  if (!plan) {
-    out.text = "summary.json names scenario " + file + ", which does not load here: bandwidth judged "
-               "against sibling groups only";
-    return out;
-  }
-  Result<std::unique_ptr<CostModel>> cost = make_cost_model(*plan);
-  if (!cost) {
-    out.text = "no cost model for " + file + ": bandwidth judged against sibling groups only";
+  if (rec.dumps.empty()) return out;
+  if (!model) {
+    out.text = std::string(no_model_note);
     return out;
   }
   out.loaded = true;
-  out.slow = judge(*plan, **cost, time_instances(rec.dumps));
-  out.text = "model (" + std::string((*cost)->name()) + ", " + file + "): " +
+  out.slow = judge(*model, time_instances(rec.dumps));
+  out.text = "model (" + model->describe() + "): " +
              (out.slow ? std::to_string(out.slow->slow.size()) + " of " + std::to_string(out.slow->instances) +
                              " " + out.slow->pg_desc + " group(s) slower than 0.8x the healthy fabric's bandwidth"
                        : std::string("every group's collectives within 1.25x of the healthy fabric's time"));

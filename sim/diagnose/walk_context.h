@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "sim/diagnose/diagnose.h"
 #include "sim/diagnose/fr_analyzer.h"
@@ -13,7 +14,7 @@ namespace fleetsim::diagnose {
 
 class WalkContext {
  public:
-  explicit WalkContext(const Record& rec);
+  WalkContext(const Record& rec, const HealthyModel* model, std::string_view no_model_note);
 
   void note(int step, std::string text) { d.evidence.push_back(Evidence{step, std::move(text)}); }
   bool has_mismatch() const;
@@ -38,8 +39,8 @@ class WalkContext {
   std::optional<SlowWindow> window;       // a slow stretch mid-run (steps.csv)
   WindowCulprits window_who;              // who made it slow
   std::optional<RotatingStalls> rotating; // slow steps whose slowest rank moves
-  std::optional<SlowGroup> slow_group;  // sibling comparison: records without a loadable scenario
-  ModelCheck model;                     // the cost model's expectation: simulator RunRecords
+  std::optional<SlowGroup> slow_group;  // sibling comparison: records without a healthy model
+  ModelCheck model;                     // the healthy model's expectation, when the caller gave one
   Diagnosis d;
 
  private:

@@ -1,6 +1,7 @@
 // Diagnose on every scenario: each scenarios/*.yaml that states `expect.cause` is
 // simulated into a temporary RunRecord with the cost model `fleetsim run` uses (as `fleetsim run`
-// does), and `diagnose` must name that cause and, where given, that culprit.
+// does), and `diagnose`, with the healthy model `fleetsim diagnose` gives it, must name that
+// cause and, where given, that culprit.
 #include <gtest/gtest.h>
 
 #include "sim/model/cost_model_factory.h"
@@ -14,6 +15,7 @@
 
 #include "fleetsim/cost_model.h"
 #include "fleetsim/plan.h"
+#include "sim/cli/healthy_model.h"
 #include "sim/diagnose/diagnose.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/run/run.h"
@@ -48,7 +50,7 @@ TEST_P(EveryScenario, DiagnoseNamesTheExpectedCauseAndCulprit) {
   opts.out_dir = dir.string();
   Result<RecordedRun> run = execute(*prepared, opts);
   ASSERT_TRUE(run.ok());
-  Result<Diagnosis> d = diagnose_dir(dir.string());
+  Result<Diagnosis> d = diagnose_dir(dir.string(), cli::scenario_healthy_model);
   fs::remove_all(dir);
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(std::string(to_string(d->cause)), *scenario->expect.cause) << format_human(*d);

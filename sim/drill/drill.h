@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "fleetsim/status.h"
+#include "sim/diagnose/diagnose.h"
 
 namespace fleetsim::drill {
 
@@ -27,6 +28,9 @@ struct DrillOptions {
   std::string work_dir;   // where the hidden run's RunRecord goes (created, then removed)
   bool echo = true;       // echo each command after the prompt (piped input)
   bool prompt = false;    // print a prompt before reading (a terminal)
+  // The healthy model the score's `diagnose` judges the incident's record against
+  // (empty: sibling groups only).
+  diagnose::HealthyModelSource healthy_model;
 };
 
 // Runs one drill reading commands from `in` until `answer` or EOF. Fails only on

@@ -2,7 +2,7 @@
 // the evidence is served from), records the per-rank state live tools would see
 // (a second, identical run with a state observer), and diagnoses the record so the
 // score can show the isolation order's path.
-#include "sim/diagnose/drill_incident.h"
+#include "sim/drill/drill_incident.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -103,7 +103,8 @@ void place_page(Incident& inc) {
 
 }  // namespace
 
-Result<Incident> build_incident(const std::string& file, const std::string& work_dir) {
+Result<Incident> build_incident(const std::string& file, const std::string& work_dir,
+                                const diagnose::HealthyModelSource& healthy_model) {
   Result<PreparedRun> prepared = prepare_run(file);
   if (!prepared) return prepared.errors();
   std::error_code ec;
@@ -131,7 +132,8 @@ Result<Incident> build_incident(const std::string& file, const std::string& work
   Result<diagnose::Record> rec = diagnose::read_record(work_dir);
   if (!rec) return rec.errors();
   inc.record = std::move(*rec);
-  inc.diagnosis = diagnose::diagnose_record(inc.record);
+  const diagnose::RecordModel model = healthy_model ? healthy_model(inc.record) : diagnose::RecordModel{};
+  inc.diagnosis = diagnose::diagnose_record(inc.record, model.model.get(), model.note);
   place_page(inc);
   return inc;
 }

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <map>
 
-#include "sim/diagnose/drill_incident.h"
+#include "sim/drill/drill_incident.h"
 #include "sim/diagnose/signals.h"
 
 namespace fleetsim::drill {

@@ -8,8 +8,8 @@
 #include <ostream>
 #include <sstream>
 
-#include "sim/diagnose/drill.h"
-#include "sim/diagnose/drill_incident.h"
+#include "sim/drill/drill.h"
+#include "sim/drill/drill_incident.h"
 #include "sim/io/scenario_loader.h"
 
 namespace fleetsim::drill {
@@ -313,7 +313,7 @@ const std::string& pick_incident(const std::vector<std::string>& incidents, uint
 }
 
 Result<int> run_drill(const DrillOptions& opt, std::istream& in, std::ostream& out) {
-  Result<Incident> inc = build_incident(opt.scenario, opt.work_dir);
+  Result<Incident> inc = build_incident(opt.scenario, opt.work_dir, opt.healthy_model);
   std::error_code ec;
   if (!inc) {
     fs::remove_all(opt.work_dir, ec);

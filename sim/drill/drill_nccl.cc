@@ -6,7 +6,7 @@
 #include <map>
 
 #include "fleetsim/cost_model.h"
-#include "sim/diagnose/drill_incident.h"
+#include "sim/drill/drill_incident.h"
 #include "sim/run/run.h"
 
 namespace fleetsim::drill {

@@ -11,8 +11,9 @@
 #include <unistd.h>
 
 #include "tests/support/command.h"
-#include "sim/diagnose/drill.h"
-#include "sim/diagnose/drill_incident.h"
+#include "sim/cli/healthy_model.h"
+#include "sim/drill/drill.h"
+#include "sim/drill/drill_incident.h"
 
 namespace fleetsim::drill {
 namespace {
@@ -31,6 +32,7 @@ std::string run_script(const std::string& name, const std::string& script) {
   DrillOptions opt;
   opt.scenario = scenario(name);
   opt.work_dir = work_dir(name);
+  opt.healthy_model = cli::scenario_healthy_model;
   std::istringstream in(script);
   std::ostringstream out;
   Result<int> rc = run_drill(opt, in, out);

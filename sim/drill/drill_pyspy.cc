@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <map>
 
-#include "sim/diagnose/drill_incident.h"
+#include "sim/drill/drill_incident.h"
 
 namespace fleetsim::drill {
 namespace {
