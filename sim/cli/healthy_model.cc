@@ -10,8 +10,7 @@
 
 #include "fleetsim/cost_model.h"
 #include "fleetsim/plan.h"
-#include "sim/io/scenario_loader.h"
-#include "sim/model/cost_model_factory.h"
+#include "sim/run/run.h"
 
 namespace fleetsim::cli {
 namespace {
@@ -57,19 +56,18 @@ diagnose::RecordModel scenario_healthy_model(const diagnose::Record& rec) {
   diagnose::RecordModel out;
   if (!rec.summary || rec.summary->executor != "sim" || rec.summary->file.empty()) return out;
   const std::string& file = rec.summary->file;
-  Result<Scenario> scenario = load_scenario(file);
-  Result<Plan> plan = scenario ? compile_plan(*scenario) : Result<Plan>(scenario.errors());
+  Result<Plan> plan = load_plan(file);
   if (!plan) {
     out.note = "summary.json names scenario " + file + ", which does not load here: bandwidth judged "
                "against sibling groups only";
     return out;
   }
-  Result<std::unique_ptr<CostModel>> cost = make_cost_model(*plan);
-  if (!cost) {
+  Result<PreparedRun> prepared = prepare_run(std::move(*plan));
+  if (!prepared) {
     out.note = "no cost model for " + file + ": bandwidth judged against sibling groups only";
     return out;
   }
-  out.model = std::make_unique<ScenarioModel>(std::move(*plan), std::move(*cost), file);
+  out.model = std::make_unique<ScenarioModel>(std::move(prepared->plan), std::move(prepared->cost), file);
   return out;
 }
 

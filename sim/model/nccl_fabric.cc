@@ -1,7 +1,7 @@
 // Fabric presets, graph derivation and degradations for the NCCL cost model.
 // Derivation rules and provenance of every default: docs/collectives.md and
-// shared/reference/nccl-cost-model.md §1.2 (search speeds, NVL/NET link figures)
-// and §5 (hardware table; nccl-tests #212, #290; nccl #1189).
+// NCCL 2.30.7's topology search (search speeds, NVL/NET link figures) and the
+// hardware figures of nccl-tests issues #212 and #290 and nccl issue #1189.
 #include "sim/model/nccl_fabric.h"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 // The hardware an NCCL communicator runs on, as NCCL's tuning model sees it:
 // nodes x GPUs, NVLink, NICs, the network and the figures of NCCL's topology
 // search (channels, bwIntra, bwInter). Presets and their provenance are in
-// docs/collectives.md (figures from shared/reference/nccl-cost-model.md §5).
+// docs/collectives.md ("Presets": hardware figures and their sources).
 #pragma once
 
 #include <optional>

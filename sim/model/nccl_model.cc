@@ -1,7 +1,7 @@
 // The NCCL model as a whole: option parsing (NCCL_ALGO/NCCL_PROTO syntax),
 // selection on healthy or degraded graphs, the α-β point-to-point model for
 // alltoall and send/recv, and the fleetsim::CostModel adapter the engine uses.
-// Formulas: shared/reference/nccl-cost-model.md §1 and §2 (busbw factors).
+// Formulas: docs/collectives.md ("The model"; busbw factors as nccl-tests computes them).
 #include "sim/model/nccl_model.h"
 
 #include <algorithm>

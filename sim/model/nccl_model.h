@@ -2,7 +2,7 @@
 // time = lat * latCount + nBytes / (1000 * bw) in µs, per (algorithm, protocol),
 // with the tree correction factors and the ring plateau factor. Alltoall and
 // send/recv are not in tuning.cc; they are modelled as α-β point-to-point
-// transfers over the slowest path. Formulas: shared/reference/nccl-cost-model.md §1.
+// transfers over the slowest path. Formulas: docs/collectives.md ("The model").
 #pragma once
 
 #include <array>

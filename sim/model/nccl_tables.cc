@@ -1,6 +1,6 @@
 // NCCL tuning constants per release. The 2.30 set is transcribed from the
-// tables in shared/reference/nccl-cost-model.md §1.2 (NCCL 2.30.7 tuning.cc);
-// older sets apply that file's "History of the constants" deltas (2.19.1,
+// tables of NCCL 2.30.7's src/graph/tuning.cc;
+// older sets apply the constants' changes between releases (2.19.1,
 // 2.21.5, 2.23.4, 2.28.9, 2.29.7 commits). Facts only; no NCCL code.
 #include "sim/model/nccl_tables.h"
 

@@ -1,7 +1,7 @@
 // NCCL's tuning constants (src/graph/tuning.cc, ncclTunerConstantsDefaults) as
 // plain data, one set per NCCL release range. Transcribed from the tables in
-// shared/reference/nccl-cost-model.md §1.2 (NCCL 2.30.7 @ 5067397c) and its
-// history notes (2.19.1 f9c3dc25, 2.21.5, 2.23.4, 2.28.9 dbc86fd0).
+// NCCL 2.30.7's src/graph/tuning.cc (@ 5067397c) and the constants' changes
+// in earlier releases (2.19.1 f9c3dc25, 2.21.5, 2.23.4, 2.28.9 dbc86fd0).
 #pragma once
 
 #include <array>

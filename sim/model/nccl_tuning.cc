@@ -1,6 +1,6 @@
 // The tuning table and time formula of NCCL (tuning.cc: ncclTopoTuneModel,
 // ncclTopoGetAlgoTime), re-expressed from the formulas in
-// shared/reference/nccl-cost-model.md §1.1, §1.3 and §1.4 (NCCL 2.30.7), with
+// NCCL 2.30.7's tuning.cc (bandwidths, latencies, the argmin; docs/collectives.md), with
 // the pre-2.29 NVLS variant (min(bwIntra, bwInter), 5/6 ratio) for older sets.
 #include <algorithm>
 #include <cmath>

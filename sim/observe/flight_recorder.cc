@@ -1,5 +1,5 @@
 // Flight-recorder dumps in PyTorch's JSON schema (version "2.10" keys; see
-// ../shared/reference/diagnosis.md section 1.2). pg_config/pg_status values are
+// docs/diagnose.md, "The order, and what each step reads"). pg_config/pg_status values are
 // strings as in _dump_nccl_trace_json. Discovery times model the watchdog's
 // 100 ms poll: a state change is "discovered" at the next poll after it.
 #include "sim/observe/flight_recorder.h"

@@ -1,7 +1,7 @@
 // job.log in PyTorch's wording. The watchdog text follows ProcessGroupNCCL:
 // "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=..., OpType=...,
 // NumelIn=..., NumelOut=..., Timeout(ms)=...) ran for ... milliseconds before
-// timing out." (see ../shared/reference/diagnosis.md section 2).
+// timing out." (ProcessGroupNCCL.cpp's wording; docs/diagnose.md quotes it).
 #include "sim/observe/job_log.h"
 
 #include <cinttypes>

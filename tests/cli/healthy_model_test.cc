@@ -13,9 +13,7 @@
 #include "fleetsim/plan.h"
 #include "sim/cli/healthy_model.h"
 #include "sim/diagnose/diagnose.h"
-#include "sim/io/scenario_loader.h"
-#include "sim/model/cost_model_factory.h"
-#include "sim/observe/run_record.h"
+#include "sim/run/run.h"
 
 namespace fleetsim::cli {
 namespace {
@@ -25,16 +23,13 @@ namespace fs = std::filesystem;
 // Simulates a library scenario into a temporary RunRecord and reads it back.
 diagnose::Record simulate(const std::string& name, std::string* file) {
   *file = std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/" + name + ".yaml";
-  Result<Scenario> scenario = load_scenario(*file);
-  EXPECT_TRUE(scenario.ok());
-  Result<Plan> plan = compile_plan(*scenario);
-  EXPECT_TRUE(plan.ok());
-  Result<OutputSelection> outputs = select_outputs(*plan, std::nullopt);
-  auto cost = make_cost_model(*plan);
-  EXPECT_TRUE(outputs.ok() && cost.ok());
+  Result<PreparedRun> prepared = prepare_run(*file);
+  EXPECT_TRUE(prepared.ok());
   const fs::path dir = fs::temp_directory_path() / ("fleetsim_healthy_model_" + name + "_" + std::to_string(getpid()));
   fs::remove_all(dir);
-  EXPECT_TRUE(simulate_to_record(*plan, **cost, dir.string(), *outputs).ok());
+  RunOptions opts;
+  opts.out_dir = dir.string();
+  EXPECT_TRUE(execute(*prepared, opts).ok());
   Result<diagnose::Record> rec = diagnose::read_record(dir.string());
   fs::remove_all(dir);
   EXPECT_TRUE(rec.ok());

@@ -1,5 +1,5 @@
 // Tests of the NCCL tuning model (sim/model/nccl_model.h): formula checks from
-// shared/reference/nccl-cost-model.md §1.5, selection, overrides, versions,
+// NCCL 2.30.7's tuning.cc (docs/collectives.md), selection, overrides, versions,
 // multi-node bandwidth, degradations and the CostModel adapter.
 #include <gtest/gtest.h>
 
