@@ -130,6 +130,7 @@ nlohmann::ordered_json summary_json(const Plan& plan, const RealRun& run, const 
                                    "sm_active = share in compute or a collective; tensor_active = share in compute"}};
   OutputSet written = OutputSet::all();
   written.set(OutputFile::kTrace, false);
+  written.set(OutputFile::kModel, false);  // a model's expectation belongs to the simulated side
   add_outputs_field(&j, written, {{output_file_name(OutputFile::kTrace), "not written by the MPI runner"}});
   return j;
 }

@@ -15,8 +15,8 @@
 namespace fleetsim {
 
 // One file (or folder) of a RunRecord.
-enum class OutputFile : uint8_t { kSummary, kSteps, kTelemetry, kFr, kTrace, kLog };
-inline constexpr int kOutputFiles = 6;
+enum class OutputFile : uint8_t { kSummary, kSteps, kTelemetry, kFr, kTrace, kLog, kModel };
+inline constexpr int kOutputFiles = 7;
 
 struct OutputSpec {
   OutputFile id;
@@ -44,6 +44,8 @@ inline constexpr OutputSpec kOutputs[kOutputFiles] = {
     {OutputFile::kTrace, "trace", "trace.json", false, "up to 64 ranks",
      "Chrome trace events (Perfetto): compute, collectives, waits"},
     {OutputFile::kLog, "log", "job.log", true, "always", "what the job prints, watchdog lines in PyTorch's wording"},
+    {OutputFile::kModel, "model", "model.json", true, "always",
+     "each collective's healthy-fabric time as the run's cost model gives it (diagnose's yardstick)"},
 };
 
 constexpr const OutputSpec& output_spec(OutputFile f) { return kOutputs[static_cast<int>(f)]; }

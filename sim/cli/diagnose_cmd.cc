@@ -7,7 +7,6 @@
 #include <string>
 
 #include "sim/cli/commands.h"
-#include "sim/cli/healthy_model.h"
 #include "sim/diagnose/diagnose.h"
 
 namespace fleetsim::cli {
@@ -19,7 +18,7 @@ struct DiagnoseOptions {
 };
 
 int run_diagnose(const DiagnoseOptions& opt) {
-  Result<diagnose::Diagnosis> d = diagnose::diagnose_dir(opt.dir, scenario_healthy_model);
+  Result<diagnose::Diagnosis> d = diagnose::diagnose_dir(opt.dir);
   if (!d) {
     std::cerr << d.errors().front().to_string() << "\n";
     return 2;

@@ -11,7 +11,6 @@
 #include <string>
 
 #include "sim/cli/commands.h"
-#include "sim/cli/healthy_model.h"
 #include "sim/drill/drill.h"
 
 namespace fleetsim::cli {
@@ -43,7 +42,6 @@ int run_drill_command(const DrillArgs& a) {
   opt.work_dir = (std::filesystem::temp_directory_path() / ("fleetsim-drill-" + std::to_string(getpid()))).string();
   opt.prompt = isatty(STDIN_FILENO) != 0;
   opt.echo = !opt.prompt;
-  opt.healthy_model = scenario_healthy_model;
   Result<int> rc = drill::run_drill(opt, std::cin, std::cout);
   if (!rc) {
     for (const Diagnostic& d : rc.errors()) std::cerr << d.to_string() << "\n";

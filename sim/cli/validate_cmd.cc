@@ -14,7 +14,6 @@
 #include <thread>
 
 #include "sim/cli/commands.h"
-#include "sim/cli/healthy_model.h"
 #include "sim/diagnose/diagnose.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/model/calibration.h"
@@ -81,7 +80,7 @@ Side read_side(const std::string& label, const Plan& plan, const RunResult& r, c
                       plan.sources[op.source].name + "' on " + group_name(r.hang.group) + " (seq " +
                       std::to_string(r.hang.collective_seq_id) + ")";
   }
-  auto d = diagnose::diagnose_dir(dir, scenario_healthy_model);
+  auto d = diagnose::diagnose_dir(dir);
   if (d.ok()) {
     std::string ranks;
     for (int c : d->culprit_ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(c);

@@ -92,8 +92,8 @@ void step_alignment(WalkContext& c) {
 
 }  // namespace
 
-Diagnosis diagnose_record(const Record& record, const HealthyModel* model, std::string_view no_model_note) {
-  WalkContext c(record, model, no_model_note);
+Diagnosis diagnose_record(const Record& record, const HealthyModel* model) {
+  WalkContext c(record, model);
   step_hang_or_slow(c);
   step_utilization(c);
   step_watchdog(c);
@@ -113,12 +113,11 @@ Diagnosis diagnose_record(const Record& record, const HealthyModel* model, std::
   return c.d;
 }
 
-Result<Diagnosis> diagnose_dir(const std::string& dir, const HealthyModelSource& source) {
+Result<Diagnosis> diagnose_dir(const std::string& dir) {
   Result<Record> rec = read_record(dir);
   if (!rec) return rec.errors();
-  if (!source) return diagnose_record(*rec);
-  const RecordModel m = source(*rec);
-  return diagnose_record(*rec, m.model.get(), m.note);
+  const std::unique_ptr<HealthyModel> model = recorded_model(*rec);
+  return diagnose_record(*rec, model.get());
 }
 
 }  // namespace fleetsim::diagnose

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,8 +55,9 @@ struct GroupCollective {
 };
 
 // What a healthy fabric would take for a record's collectives: the expectation that
-// slow links are judged against. diagnose builds none itself; a caller that knows the
-// run's cost model provides one (without it, groups are judged against their siblings).
+// slow links are judged against. A simulated record carries one (model.json, see
+// recorded_model); without one, groups are judged against their siblings. diagnose
+// never reloads a scenario or builds a cost model itself.
 class HealthyModel {
  public:
   virtual ~HealthyModel();
@@ -68,25 +68,20 @@ class HealthyModel {
   virtual std::string describe() const = 0;
 };
 
-// A caller's healthy model for one record, or why it has none.
-struct RecordModel {
-  std::unique_ptr<HealthyModel> model;  // null: judge against sibling groups only
-  std::string note;                     // with no model: one line of evidence saying why ("": none)
-};
-// Builds the healthy model for a record once it has been read.
-using HealthyModelSource = std::function<RecordModel(const Record&)>;
+// The healthy model a simulated record carries (its model.json), or null (real
+// dumps, records from other tools). It refers to `rec`, which must outlive it.
+std::unique_ptr<HealthyModel> recorded_model(const Record& rec);
 
 // Walks the isolation order over an already-read record. With a `model`, each group
-// instance's collective times are judged against it; without one, `no_model_note`
-// (if any) says why, and groups are judged against their siblings. Neither is used
-// when the record holds no flight-recorder dumps.
-Diagnosis diagnose_record(const Record& record, const HealthyModel* model = nullptr,
-                          std::string_view no_model_note = {});
+// instance's collective times are judged against it; without one, groups are
+// judged against their siblings. Neither is used when the record holds no
+// flight-recorder dumps.
+Diagnosis diagnose_record(const Record& record, const HealthyModel* model = nullptr);
 
-// Reads `dir` (RunRecord or FR dump folder) and diagnoses it, with the healthy model
-// `source` gives for it (none when `source` is empty). Fails only on bad input: a
-// missing/unreadable folder, nothing to read, or malformed JSON.
-Result<Diagnosis> diagnose_dir(const std::string& dir, const HealthyModelSource& source = {});
+// Reads `dir` (RunRecord or FR dump folder) and diagnoses it, judging slow links
+// against the record's own model.json when it has one. Fails only on bad input:
+// a missing/unreadable folder, nothing to read, or malformed JSON.
+Result<Diagnosis> diagnose_dir(const std::string& dir);
 
 // The human report: numbered steps with their evidence, then Verdict/Cause/
 // Culprit/Where/Fix lines.

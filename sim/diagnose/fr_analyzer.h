@@ -101,9 +101,9 @@ struct ModelCheck {
   std::optional<ModelSlowLink> slow;
 };
 class HealthyModel;  // diagnose.h
-// Judges the record's timed collectives against `model`; with no model, the check
-// is not made and `no_model_note` becomes its text. Nothing when there are no dumps.
-ModelCheck check_against_model(const Record& rec, const HealthyModel* model, std::string_view no_model_note);
+// Judges the record's timed collectives against `model`; with no model (or no
+// dumps) the check is not made.
+ModelCheck check_against_model(const Record& rec, const HealthyModel* model);
 
 std::string to_string(DivergenceKind kind);
 std::string format_ranks(const std::vector<int>& ranks);  // "[0, 5]"

@@ -5,6 +5,8 @@
 // each member's own start, so the last to arrive waits least and its duration is
 // the collective itself, without waiting for late peers (a straggler's signature).
 #include <algorithm>
+#include <map>
+#include <memory>
 #include <array>
 #include <cstdio>
 
@@ -128,13 +130,53 @@ std::optional<ModelSlowLink> judge(const HealthyModel& model,
 
 HealthyModel::~HealthyModel() = default;
 
-ModelCheck check_against_model(const Record& rec, const HealthyModel* model, std::string_view no_model_note) {
+namespace {
+
+// model.json as a HealthyModel: the entry for the op's name on the group kind,
+// at the shape the members form (nodes from gpus_per_node; members of one node
+// are counted together, as Plan::group_shape does).
+class RecordedModel final : public HealthyModel {
+ public:
+  explicit RecordedModel(const ModelExpectations& m) : m_(m) {}
+
+  std::optional<double> healthy_ms(const GroupCollective& c) const override {
+    if (c.members.empty()) return std::nullopt;
+    std::map<int, int> per_node;
+    for (int r : c.members) {
+      if (r < 0) return std::nullopt;
+      ++per_node[r / m_.gpus_per_node];
+    }
+    int most = 0;
+    for (const auto& [node, n] : per_node) most = std::max(most, n);
+    for (const ModelCollective& mc : m_.collectives) {
+      if (mc.op_name != c.op_name || mc.group != c.group_kind) continue;
+      for (const ModelShapeTime& h : mc.healthy) {
+        if (h.ranks == static_cast<int>(c.members.size()) && h.nodes == static_cast<int>(per_node.size()) &&
+            h.ranks_per_node == most)
+          return static_cast<double>(h.time_ns) * 1e-6;  // as Duration::to_millis()
+      }
+      return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+  std::string describe() const override { return m_.cost_model + ", " + m_.scenario_file; }
+
+ private:
+  const ModelExpectations& m_;
+};
+
+}  // namespace
+
+std::unique_ptr<HealthyModel> recorded_model(const Record& rec) {
+  if (!rec.model) return nullptr;
+  return std::make_unique<RecordedModel>(*rec.model);
+}
+
+ModelCheck check_against_model(const Record& rec, const HealthyModel* model) {
   ModelCheck out;
   if (rec.dumps.empty()) return out;
-  if (!model) {
-    out.text = std::string(no_model_note);
-    return out;
-  }
+  if (!model) return out;
   out.loaded = true;
   out.slow = judge(*model, time_instances(rec.dumps));
   out.text = "model (" + model->describe() + "): " +

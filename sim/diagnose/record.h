@@ -102,6 +102,26 @@ struct Summary {
   int64_t crash_step = -1;
 };
 
+// model.json: the run's cost model's healthy time of each collective of the
+// program, per distinct shape of its group kind's instances.
+struct ModelShapeTime {
+  int ranks = 0, nodes = 0, ranks_per_node = 0;
+  int64_t time_ns = 0;
+};
+struct ModelCollective {
+  std::string op_name;  // as the program (and FR frames[0].name) names it
+  std::string op;       // profiling name, "nccl:all_reduce"
+  std::string group;    // world | tp | dp | pp
+  int64_t bytes = 0;
+  std::vector<ModelShapeTime> healthy;
+};
+struct ModelExpectations {
+  std::string cost_model;     // "nccl 2.30 tuning model"
+  std::string scenario_file;  // what the run was simulated from
+  int gpus_per_node = 0;
+  std::vector<ModelCollective> collectives;
+};
+
 // A rank whose CPU entered an op and never returned, from trace.json (the
 // simulator marks it with an instant "fault: stall in <where>" on the cpu thread,
 // where a real profiler trace shows a CPU range left open).
@@ -114,6 +134,7 @@ struct CpuStuck {
 struct Record {
   std::string dir;
   std::optional<Summary> summary;
+  std::optional<ModelExpectations> model;  // model.json, from a simulated run
   std::vector<TelemetryRow> telemetry;
   std::vector<StepRow> steps;
   std::vector<std::string> log_lines;

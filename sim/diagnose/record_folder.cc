@@ -123,6 +123,45 @@ std::string str_or(const json& obj, const char* key) {
   return it->is_string() ? it->get<std::string>() : it->dump();
 }
 
+// model.json (sim/observe/model_json.h). Every field is required: a file that is
+// there but malformed is bad input, not a model to trust partly.
+Result<ModelExpectations> read_model(const fs::path& p) {
+  const std::string file = p.string();
+  std::optional<std::string> text = slurp(p);
+  if (!text) return folder_error(file, "cannot read file");
+  Result<json> parsed = parse_json_text(*text, file);
+  if (!parsed) return parsed.errors();
+  const json& root = *parsed;
+  auto bad = [&](const std::string& what) { return folder_error(file, "expected " + what); };
+  if (!root.is_object() || !root.contains("collectives") || !root["collectives"].is_array())
+    return bad("an object with a 'collectives' list");
+  auto is_int = [](const json& o, const char* k) { return o.contains(k) && o[k].is_number_integer(); };
+  auto is_str = [](const json& o, const char* k) { return o.contains(k) && o[k].is_string(); };
+  if (!is_str(root, "cost_model") || !is_str(root, "scenario_file") || !is_int(root, "gpus_per_node") ||
+      root["gpus_per_node"].get<int64_t>() < 1)
+    return bad("'cost_model' and 'scenario_file' strings and 'gpus_per_node' >= 1");
+  ModelExpectations m;
+  m.cost_model = root["cost_model"].get<std::string>();
+  m.scenario_file = root["scenario_file"].get<std::string>();
+  m.gpus_per_node = static_cast<int>(std::min<int64_t>(root["gpus_per_node"].get<int64_t>(), 1 << 20));
+  for (const json& c : root["collectives"]) {
+    if (!c.is_object() || !is_str(c, "op_name") || !is_str(c, "op") || !is_str(c, "group") || !is_int(c, "bytes") ||
+        !c.contains("healthy") || !c["healthy"].is_array())
+      return bad("each collective to have op_name, op, group, bytes and a 'healthy' list");
+    ModelCollective mc{c["op_name"].get<std::string>(), c["op"].get<std::string>(), c["group"].get<std::string>(),
+                       c["bytes"].get<int64_t>(), {}};
+    for (const json& h : c["healthy"]) {
+      if (!h.is_object() || !is_int(h, "ranks") || !is_int(h, "nodes") || !is_int(h, "ranks_per_node") ||
+          !is_int(h, "time_ns") || h["time_ns"].get<int64_t>() < 0)
+        return bad("each healthy entry to have integer ranks, nodes, ranks_per_node and time_ns >= 0");
+      mc.healthy.push_back({static_cast<int>(h["ranks"].get<int64_t>()), static_cast<int>(h["nodes"].get<int64_t>()),
+                            static_cast<int>(h["ranks_per_node"].get<int64_t>()), h["time_ns"].get<int64_t>()});
+    }
+    m.collectives.push_back(std::move(mc));
+  }
+  return m;
+}
+
 Result<Summary> read_summary(const fs::path& p) {
   const std::string file = p.string();
   std::optional<std::string> text = slurp(p);
@@ -219,6 +258,11 @@ Result<Record> read_record(const std::string& dir) {
     Result<Summary> s = read_summary(*p);
     if (!s) return s.errors();
     rec.summary = *s;
+  }
+  if (auto p = present(OutputFile::kModel)) {
+    Result<ModelExpectations> m = read_model(*p);
+    if (!m) return m.errors();
+    rec.model = std::move(*m);
   }
   if (auto p = present(OutputFile::kTelemetry)) rec.telemetry = read_telemetry(*p);
   if (auto p = present(OutputFile::kSteps)) rec.steps = read_steps(*p);

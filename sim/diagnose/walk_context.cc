@@ -10,7 +10,7 @@ namespace {
 
 }  // namespace
 
-WalkContext::WalkContext(const Record& r, const HealthyModel* healthy, std::string_view no_model_note) : rec(r) {
+WalkContext::WalkContext(const Record& r, const HealthyModel* healthy) : rec(r) {
   fr = analyze_fr(rec.dumps);
   util = read_utilization(rec.telemetry);
   watchdogs = find_watchdog_lines(rec.log_lines);
@@ -21,7 +21,7 @@ WalkContext::WalkContext(const Record& r, const HealthyModel* healthy, std::stri
   window = find_slow_window(rec.steps);
   if (window) window_who = window_culprits(*window, rec.steps, rec.telemetry, rank_count());
   rotating = find_rotating_stalls(rec.steps);
-  model = check_against_model(rec, healthy, no_model_note);
+  model = check_against_model(rec, healthy);
   if (!model.loaded) slow_group = find_slow_group(rec.dumps);
 }
 

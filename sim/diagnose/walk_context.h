@@ -14,7 +14,7 @@ namespace fleetsim::diagnose {
 
 class WalkContext {
  public:
-  WalkContext(const Record& rec, const HealthyModel* model, std::string_view no_model_note);
+  WalkContext(const Record& rec, const HealthyModel* model);
 
   void note(int step, std::string text) { d.evidence.push_back(Evidence{step, std::move(text)}); }
   bool has_mismatch() const;

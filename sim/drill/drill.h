@@ -28,9 +28,6 @@ struct DrillOptions {
   std::string work_dir;   // where the hidden run's RunRecord goes (created, then removed)
   bool echo = true;       // echo each command after the prompt (piped input)
   bool prompt = false;    // print a prompt before reading (a terminal)
-  // The healthy model the score's `diagnose` judges the incident's record against
-  // (empty: sibling groups only).
-  diagnose::HealthyModelSource healthy_model;
 };
 
 // Runs one drill reading commands from `in` until `answer` or EOF. Fails only on

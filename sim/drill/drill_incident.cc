@@ -103,8 +103,7 @@ void place_page(Incident& inc) {
 
 }  // namespace
 
-Result<Incident> build_incident(const std::string& file, const std::string& work_dir,
-                                const diagnose::HealthyModelSource& healthy_model) {
+Result<Incident> build_incident(const std::string& file, const std::string& work_dir) {
   Result<PreparedRun> prepared = prepare_run(file);
   if (!prepared) return prepared.errors();
   std::error_code ec;
@@ -132,8 +131,8 @@ Result<Incident> build_incident(const std::string& file, const std::string& work
   Result<diagnose::Record> rec = diagnose::read_record(work_dir);
   if (!rec) return rec.errors();
   inc.record = std::move(*rec);
-  const diagnose::RecordModel model = healthy_model ? healthy_model(inc.record) : diagnose::RecordModel{};
-  inc.diagnosis = diagnose::diagnose_record(inc.record, model.model.get(), model.note);
+  const std::unique_ptr<diagnose::HealthyModel> model = diagnose::recorded_model(inc.record);
+  inc.diagnosis = diagnose::diagnose_record(inc.record, model.get());
   place_page(inc);
   return inc;
 }

@@ -46,11 +46,9 @@ struct Incident {
   double fault_s = 0;     // job time when the job stopped progressing (or slowed)
 };
 
-// Simulates `file` into `work_dir` and reads it back, diagnosing the record with the
-// healthy model `healthy_model` gives for it (none if empty). The files stay there
-// until the caller removes the folder.
-Result<Incident> build_incident(const std::string& file, const std::string& work_dir,
-                                const diagnose::HealthyModelSource& healthy_model = {});
+// Simulates `file` into `work_dir` and reads it back, diagnosing the record against
+// its own model.json. The files stay there until the caller removes the folder.
+Result<Incident> build_incident(const std::string& file, const std::string& work_dir);
 
 // Evidence. Each returns the text a real tool would print.
 std::string render_page(const Incident& inc);

@@ -313,7 +313,7 @@ const std::string& pick_incident(const std::vector<std::string>& incidents, uint
 }
 
 Result<int> run_drill(const DrillOptions& opt, std::istream& in, std::ostream& out) {
-  Result<Incident> inc = build_incident(opt.scenario, opt.work_dir, opt.healthy_model);
+  Result<Incident> inc = build_incident(opt.scenario, opt.work_dir);
   std::error_code ec;
   if (!inc) {
     fs::remove_all(opt.work_dir, ec);

@@ -15,6 +15,7 @@
 #include "sim/model/lockstep_sim.h"
 #include "sim/observe/flight_recorder.h"
 #include "sim/observe/job_log.h"
+#include "sim/observe/model_json.h"
 #include "sim/observe/straggler_stats.h"
 #include "sim/observe/telemetry.h"
 #include "sim/observe/trace_writer.h"
@@ -188,6 +189,10 @@ Result<RecordedRun> execute(const PreparedRun& prepared, const RunOptions& opts)
   if (!run.result.errors.empty()) {
     fs::remove_all(tmp, ec);
     return run.result.errors;
+  }
+  if (run.outputs.has(OutputFile::kModel)) {
+    File f(std::fopen((tmp / output_file_name(OutputFile::kModel)).c_str(), "wb"));
+    if (f) write_model_json(plan, cost, f.get());
   }
   if (run.outputs.has(OutputFile::kSummary)) {
     std::ofstream f(tmp / output_file_name(OutputFile::kSummary), std::ios::binary);

@@ -89,38 +89,18 @@ TEST(HealthyModel, NoAnswerJudgesNothing) {
                                  "healthy fabric's time"));
 }
 
-// Without a model the caller's note is the evidence, and nothing mentions a model.
-TEST(HealthyModel, NoModelPrintsTheCallersNote) {
-  const Record rec = read_fixture("healthy");
-  const Diagnosis with_note = diagnose_record(rec, nullptr, "no model here: siblings only");
-  EXPECT_TRUE(has_evidence(with_note, 4, "no model here: siblings only"));
-  EXPECT_FALSE(mentions_model(with_note));
-  const Diagnosis plain = diagnose_record(rec);
-  EXPECT_EQ(plain.evidence.size() + 1, with_note.evidence.size());
+// Without a model nothing mentions one: groups are judged against their siblings.
+TEST(HealthyModel, NoModelMentionsNoModel) {
+  EXPECT_FALSE(mentions_model(diagnose_record(read_fixture("healthy"))));
 }
 
-// diagnose_dir hands the record it read to the caller's source, and uses its model.
-TEST(HealthyModel, DiagnoseDirAsksTheSourceForTheRecordsModel) {
-  std::string seen_dir;
-  const HealthyModelSource source = [&seen_dir](const Record& rec) {
-    seen_dir = rec.dir;
-    return RecordModel{std::make_unique<FixedModel>(0.5), ""};
-  };
-  Result<Diagnosis> d = diagnose_dir(fixture("healthy"), source);
-  ASSERT_TRUE(d.ok());
-  EXPECT_EQ(seen_dir, fixture("healthy"));
-  EXPECT_EQ(d->cause, Cause::kSlowLink);
-}
-
-// With no flight-recorder dumps there is nothing to time: neither model nor note is used.
+// With no flight-recorder dumps there is nothing to time: the model is not asked.
 TEST(HealthyModel, NotUsedWithoutDumps) {
   Record rec;
   rec.dir = "in-memory";
   const FixedModel model(0.5);
   EXPECT_FALSE(mentions_model(diagnose_record(rec, &model)));
   EXPECT_TRUE(model.asked.empty());
-  const Diagnosis d = diagnose_record(rec, nullptr, "a note");
-  for (const Evidence& e : d.evidence) EXPECT_NE(e.text, "a note");
 }
 
 }  // namespace

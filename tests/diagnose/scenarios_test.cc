@@ -15,7 +15,6 @@
 
 #include "fleetsim/cost_model.h"
 #include "fleetsim/plan.h"
-#include "sim/cli/healthy_model.h"
 #include "sim/diagnose/diagnose.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/run/run.h"
@@ -50,7 +49,7 @@ TEST_P(EveryScenario, DiagnoseNamesTheExpectedCauseAndCulprit) {
   opts.out_dir = dir.string();
   Result<RecordedRun> run = execute(*prepared, opts);
   ASSERT_TRUE(run.ok());
-  Result<Diagnosis> d = diagnose_dir(dir.string(), cli::scenario_healthy_model);
+  Result<Diagnosis> d = diagnose_dir(dir.string());
   fs::remove_all(dir);
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(std::string(to_string(d->cause)), *scenario->expect.cause) << format_human(*d);

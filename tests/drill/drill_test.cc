@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "tests/support/command.h"
-#include "sim/cli/healthy_model.h"
 #include "sim/drill/drill.h"
 #include "sim/drill/drill_incident.h"
 
@@ -32,7 +31,6 @@ std::string run_script(const std::string& name, const std::string& script) {
   DrillOptions opt;
   opt.scenario = scenario(name);
   opt.work_dir = work_dir(name);
-  opt.healthy_model = cli::scenario_healthy_model;
   std::istringstream in(script);
   std::ostringstream out;
   Result<int> rc = run_drill(opt, in, out);
