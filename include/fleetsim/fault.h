@@ -32,6 +32,17 @@ enum class SlowMode : uint8_t {
   kThrottle,      // `throttle`: compute x the factor of the schedule entry in force
 };
 
+// What part of the job a fault acts on; the executors, the plan and the drill
+// branch on the family, so that a new kind of an existing family needs no new
+// branch anywhere.
+enum class FaultFamily : uint8_t {
+  kCompute,   // stretches compute kernels (never blocks anything)
+  kProcess,   // a rank's process or CPU: stall, crash, absent
+  kProgram,   // what a rank issues: skip, mismatch
+  kFabric,    // a slower link: collective times stretch (sim/program/fault_effects.cc maps it)
+  kNicDown,   // a dead NIC: collectives across it stop, then NCCL errors
+};
+
 inline constexpr int kFaultKeysMax = 8;
 
 // One YAML spelling of a fault: `- straggler: {ranks: [3], slowdown: 1.3}`.
@@ -39,39 +50,41 @@ struct FaultSpec {
   const char* name;                            // the fault's YAML key
   FaultKind kind;
   SlowMode mode;                               // kStraggler's variants; kPersistent otherwise
+  FaultFamily family;
+  bool across_nodes;                           // shows only in traffic between nodes (a NIC's)
   const char* keys[kFaultKeysMax];             // the keys its mapping accepts; unused slots null
   const char* what;                            // one line for help and docs
 };
 
 // Every fault a scenario can name, in the order the docs list them.
 inline constexpr FaultSpec kFaultSpecs[] = {
-    {"straggler", FaultKind::kStraggler, SlowMode::kPersistent, {"ranks", "rank", "slowdown", "from_step", "to_step"},
+    {"straggler", FaultKind::kStraggler, SlowMode::kPersistent, FaultFamily::kCompute, false, {"ranks", "rank", "slowdown", "from_step", "to_step"},
      "the ranks' compute runs `slowdown` times longer in [from_step, to_step]"},
-    {"intermittent", FaultKind::kStraggler, SlowMode::kIntermittent,
+    {"intermittent", FaultKind::kStraggler, SlowMode::kIntermittent, FaultFamily::kCompute, false,
      {"ranks", "rank", "probability", "slowdown", "from_step", "to_step"},
      "each rank and step, with `probability`, compute runs `slowdown` times longer"},
-    {"pause", FaultKind::kStraggler, SlowMode::kPause,
+    {"pause", FaultKind::kStraggler, SlowMode::kPause, FaultFamily::kCompute, false,
      {"ranks", "rank", "every", "time", "what", "phase", "from_step", "to_step"},
      "every `every` steps a host pause (GC, I/O) adds `time` to the step's first compute"},
-    {"throttle", FaultKind::kStraggler, SlowMode::kThrottle, {"ranks", "rank", "schedule"},
+    {"throttle", FaultKind::kStraggler, SlowMode::kThrottle, FaultFamily::kCompute, false, {"ranks", "rank", "schedule"},
      "thermal throttling: compute x the factor of the schedule stage in force"},
-    {"stall", FaultKind::kStall, SlowMode::kPersistent, {"rank", "at_step", "where", "op"},
+    {"stall", FaultKind::kStall, SlowMode::kPersistent, FaultFamily::kProcess, false, {"rank", "at_step", "where", "op"},
      "the rank's CPU enters `where` (or the cpu op `op`) at at_step and never returns"},
-    {"crash", FaultKind::kCrash, SlowMode::kPersistent, {"rank", "at_step"},
+    {"crash", FaultKind::kCrash, SlowMode::kPersistent, FaultFamily::kProcess, false, {"rank", "at_step"},
      "the rank's process dies at the start of at_step"},
-    {"skip", FaultKind::kSkip, SlowMode::kPersistent, {"rank", "op", "at_step"},
+    {"skip", FaultKind::kSkip, SlowMode::kPersistent, FaultFamily::kProgram, false, {"rank", "op", "at_step"},
      "the rank does not issue `op` at at_step"},
-    {"mismatch", FaultKind::kMismatch, SlowMode::kPersistent, {"rank", "op", "at_step", "bytes", "dtype"},
+    {"mismatch", FaultKind::kMismatch, SlowMode::kPersistent, FaultFamily::kProgram, false, {"rank", "op", "at_step", "bytes", "dtype"},
      "the rank issues `op` at at_step with other bytes and/or dtype"},
-    {"absent", FaultKind::kAbsent, SlowMode::kPersistent, {"ranks", "rank"},
+    {"absent", FaultKind::kAbsent, SlowMode::kPersistent, FaultFamily::kProcess, false, {"ranks", "rank"},
      "the ranks never start (a job launched without its full gang)"},
-    {"link", FaultKind::kLink, SlowMode::kPersistent, {"node", "nic", "bandwidth"},
+    {"link", FaultKind::kLink, SlowMode::kPersistent, FaultFamily::kFabric, true, {"node", "nic", "bandwidth"},
      "NIC `nic` of `node` runs at `bandwidth` of its rate"},
-    {"gpudirect", FaultKind::kGpuDirect, SlowMode::kPersistent, {"nodes", "enabled"},
+    {"gpudirect", FaultKind::kGpuDirect, SlowMode::kPersistent, FaultFamily::kFabric, true, {"nodes", "enabled"},
      "GPUDirect RDMA off on `nodes`: NIC traffic staged through host memory"},
-    {"nic_affinity", FaultKind::kNicAffinity, SlowMode::kPersistent, {"node", "gpu", "numa"},
+    {"nic_affinity", FaultKind::kNicAffinity, SlowMode::kPersistent, FaultFamily::kFabric, true, {"node", "gpu", "numa"},
      "GPU `gpu` of `node` uses a NIC on the other CPU socket (host-staged)"},
-    {"nic_down", FaultKind::kNicDown, SlowMode::kPersistent, {"node", "nic", "at_step"},
+    {"nic_down", FaultKind::kNicDown, SlowMode::kPersistent, FaultFamily::kNicDown, true, {"node", "nic", "at_step"},
      "NIC `nic` of `node` dies at at_step: no failover, NCCL errors after the IB retry timeout"},
 };
 
@@ -80,6 +93,18 @@ constexpr const char* fault_yaml_name(FaultKind k) {
   for (const FaultSpec& f : kFaultSpecs)
     if (f.kind == k) return f.name;
   return "?";
+}
+
+// The family of a kind, and whether it shows only between nodes.
+constexpr FaultFamily fault_family(FaultKind k) {
+  for (const FaultSpec& f : kFaultSpecs)
+    if (f.kind == k) return f.family;
+  return FaultFamily::kProcess;
+}
+constexpr bool fault_across_nodes(FaultKind k) {
+  for (const FaultSpec& f : kFaultSpecs)
+    if (f.kind == k) return f.across_nodes;
+  return false;
 }
 
 // The spelling `name`, or nullptr.

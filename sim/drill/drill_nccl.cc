@@ -7,6 +7,7 @@
 
 #include "fleetsim/cost_model.h"
 #include "sim/drill/drill_incident.h"
+#include "sim/program/fault_effects.h"
 #include "sim/run/run.h"
 
 namespace fleetsim::drill {
@@ -200,34 +201,9 @@ std::optional<Scenario> half_scenario(const Plan& plan, int lo, int hi) {
   s.fleet.nodes = hi - lo;
   s.parallel.dp = ranks / plan.tp;
   s.expect = Expect{};
-  const int first = lo * gpn;
   std::vector<Fault> kept;
-  for (Fault f : s.faults) {
-    switch (f.kind) {
-      case FaultKind::kLink: case FaultKind::kNicAffinity: case FaultKind::kNicDown:
-        if (f.node < lo || f.node >= hi) continue;
-        f.node -= lo;
-        break;
-      case FaultKind::kGpuDirect: {
-        std::vector<int> nodes;
-        for (int n : f.nodes)
-          if (n >= lo && n < hi) nodes.push_back(n - lo);
-        if (nodes.empty()) continue;
-        f.nodes = nodes;
-        break;
-      }
-      default: {
-        if (f.all_ranks) break;
-        std::vector<int> rs;
-        for (int r : f.ranks)
-          if (r >= first && r < first + ranks) rs.push_back(r - first);
-        if (rs.empty()) continue;
-        f.ranks = rs;
-        break;
-      }
-    }
-    kept.push_back(f);
-  }
+  for (const Fault& f : s.faults)
+    if (std::optional<Fault> g = fault_on_nodes(f, lo, hi, gpn)) kept.push_back(std::move(*g));
   s.faults = kept;
   return s;
 }
@@ -332,13 +308,13 @@ std::string render_bisect_reasoned(const Incident& inc) {
   // nodes, so a one-node half runs clean even when it holds the bad NIC.
   std::vector<int> bound, net_bound;
   for (const Fault& f : plan.scenario.faults) {
-    if (f.kind == FaultKind::kStraggler || f.kind == FaultKind::kCrash || f.kind == FaultKind::kStall ||
-        f.kind == FaultKind::kAbsent) {
-      for (int r : f.ranks) bound.push_back(r / gpn);
-    } else if (f.kind == FaultKind::kLink || f.kind == FaultKind::kNicAffinity) {
-      net_bound.push_back(f.node);
-    } else if (f.kind == FaultKind::kGpuDirect) {
-      net_bound.insert(net_bound.end(), f.nodes.begin(), f.nodes.end());
+    const FaultFamily family = fault_family(f.kind);
+    const std::vector<int> at = fault_nodes(f, gpn);
+    if (family == FaultFamily::kCompute || family == FaultFamily::kProcess)
+      bound.insert(bound.end(), at.begin(), at.end());
+    else if (family == FaultFamily::kFabric) {
+      std::vector<int>& into = fault_across_nodes(f.kind) ? net_bound : bound;
+      into.insert(into.end(), at.begin(), at.end());
     }
   }
   const bool program = bound.empty() && net_bound.empty();

@@ -24,7 +24,7 @@ struct FolderRule {
 // The one table of rules. sim/run does not exist yet; the drill may use it when it does.
 const std::vector<FolderRule> kRules = {
     {"sim/diagnose", {"include", "sim/io"}},
-    {"sim/drill", {"include", "sim/run", "sim/diagnose", "sim/io", "sim/model", "sim/exec", "sim/observe"}},
+    {"sim/drill", {"include", "sim/run", "sim/diagnose", "sim/io", "sim/program", "sim/model", "sim/exec", "sim/observe"}},
 };
 
 // Where an include lands, relative to the root: "fleetsim/..." is include/fleetsim/...,

@@ -8,6 +8,7 @@
 
 #include "fleetsim/plan.h"
 #include "fleetsim/rng.h"
+#include "sim/program/fault_effects.h"
 
 namespace fleetsim {
 
@@ -101,33 +102,12 @@ std::vector<LinkDegradation> Plan::group_degradations(GroupKind g, int instance)
 
 std::vector<LinkDegradation> Plan::node_degradations(const std::vector<std::pair<int, std::vector<int>>>& nodes) const {
   std::vector<LinkDegradation> out;
-  const int gpn = scenario.fleet.gpus_per_node;
-  const int gpus_per_nic = std::max(1, gpn / std::max(1, scenario.fleet.nics_per_node));
-  if (link_faults.empty() || nodes.size() < 2) return out;  // a one-node group talks over NVLink only: NIC faults cannot touch it
-  auto nic_slot = [&](const std::vector<int>& locals, int nic) {  // group-relative NIC index, or -1
-    std::vector<int> used;
-    for (int l : locals)
-      if (used.empty() || used.back() != l / gpus_per_nic) used.push_back(l / gpus_per_nic);
-    const auto it = std::find(used.begin(), used.end(), nic);
-    return it == used.end() ? -1 : static_cast<int>(it - used.begin());
-  };
   for (size_t k = 0; k < nodes.size(); ++k) {
     const auto& [node, locals] = nodes[k];
     for (const Fault& f : link_faults) {
-      LinkDegradation d;
-      d.node = static_cast<int>(k);
-      if (f.kind == FaultKind::kLink && f.node == node && (d.index = nic_slot(locals, f.nic)) >= 0) {
-        d.kind = DegradeKind::kNicRate;
-        d.fraction = f.fraction;
-        out.push_back(d);
-      } else if (f.kind == FaultKind::kGpuDirect && std::count(f.nodes.begin(), f.nodes.end(), node)) {
-        d.kind = DegradeKind::kGpuDirectOff;
-        out.push_back(d);
-      } else if (f.kind == FaultKind::kNicAffinity && f.node == node &&
-                 std::count(locals.begin(), locals.end(), f.gpu) &&
-                 (d.index = nic_slot(locals, f.gpu / gpus_per_nic)) >= 0) {
-        d.kind = DegradeKind::kRemoteNuma;
-        out.push_back(d);
+      if (auto d = fabric_degradation(f, scenario.fleet, node, locals, nodes.size() >= 2)) {
+        d->node = static_cast<int>(k);
+        out.push_back(*d);
       }
     }
   }
@@ -302,18 +282,15 @@ Result<Plan> compile_plan(const Scenario& scenario) {
   Compiler c(plan);
   if (auto r = c.block(scenario.step, nullptr); !r.ok()) return r.errors();
   for (const Fault& f : scenario.faults) {
-    switch (f.kind) {
-      case FaultKind::kStall:
-        (f.op.empty() ? plan.step_faults : plan.op_faults).push_back(f);
+    switch (fault_family(f.kind)) {
+      case FaultFamily::kCompute: plan.stragglers.push_back(f); break;
+      case FaultFamily::kProcess:
+        if (f.kind == FaultKind::kAbsent) plan.absent_ranks.insert(plan.absent_ranks.end(), f.ranks.begin(), f.ranks.end());
+        else (f.op.empty() ? plan.step_faults : plan.op_faults).push_back(f);  // a stall inside an op waits for it
         break;
-      case FaultKind::kCrash: plan.step_faults.push_back(f); break;
-      case FaultKind::kSkip: case FaultKind::kMismatch: plan.op_faults.push_back(f); break;
-      case FaultKind::kStraggler: plan.stragglers.push_back(f); break;
-      case FaultKind::kAbsent: plan.absent_ranks.insert(plan.absent_ranks.end(), f.ranks.begin(), f.ranks.end()); break;
-      case FaultKind::kLink: case FaultKind::kGpuDirect: case FaultKind::kNicAffinity:
-        plan.link_faults.push_back(f);
-        break;
-      case FaultKind::kNicDown: plan.nic_faults.push_back(f); break;
+      case FaultFamily::kProgram: plan.op_faults.push_back(f); break;
+      case FaultFamily::kFabric: plan.link_faults.push_back(f); break;
+      case FaultFamily::kNicDown: plan.nic_faults.push_back(f); break;
     }
   }
   return plan;
