@@ -82,7 +82,8 @@ inline std::string short_diff(const std::string& a, const std::string& b, const 
     // last change that follows within 2 * kContext kept lines.
     const size_t begin = k >= kContext ? k - kContext : 0;
     size_t end = k;
-    for (size_t kept = 0; end < script.size() && kept <= 2 * kContext; ++end) kept = script[end].op == ' ' ? kept + 1 : 0;
+    for (size_t kept = 0; end < script.size() && kept <= 2 * kContext; ++end)
+      kept = script[end].op == ' ' ? kept + 1 : 0;
     while (end > k && script[end - 1].op == ' ') --end;
     end = std::min(script.size(), end + kContext);
     size_t line_a = 1, line_b = 1, count_a = 0, count_b = 0;

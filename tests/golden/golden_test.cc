@@ -95,7 +95,8 @@ Transcripts make_transcripts(const std::string& name) {
   fs::create_directory_symlink(fs::path(kSrc) / "scenarios", work / "scenarios");
   Transcripts t;
   t.run = transcript(work, "run scenarios/" + name + ".yaml --check-expect --out " + name, &t.run_exit);
-  if (std::optional<std::string> log = read_file(work / name / "job.log")) t.job_log_head = head(*log, kJobLogHeadLines);
+  if (std::optional<std::string> log = read_file(work / name / "job.log"))
+    t.job_log_head = head(*log, kJobLogHeadLines);
   int diagnose_exit = -1;
   t.diagnose = transcript(work, "diagnose " + name, &diagnose_exit);
   fs::remove_all(work);
