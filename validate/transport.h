@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "fleetsim/plan.h"  // GroupKind
 #include "fleetsim/scenario.h"
 
 namespace fleetsim::validate {

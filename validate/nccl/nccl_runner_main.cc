@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "sim/model/calibration.h"
+#include "validate/nccl/gpu_check.h"
 #include "validate/nccl/nccl_sweep.h"
 #include "validate/nccl/nccl_transport.h"
 #include "validate/nccl/selftest.h"
@@ -79,10 +80,16 @@ int probe() {
     return kExitNoDevice;
   }
   int n = 0;
-  cudaGetDeviceCount(&n);
+  if (const GpuStatus s = FLEETSIM_CUDA(cudaGetDeviceCount(&n)); !s.ok()) {
+    std::printf("error: %s\n", s.message().c_str());
+    return kExitNoDevice;
+  }
   for (int d = 0; d < n; ++d) {
     cudaDeviceProp p{};
-    cudaGetDeviceProperties(&p, d);
+    if (const GpuStatus s = FLEETSIM_CUDA(cudaGetDeviceProperties(&p, d)); !s.ok()) {
+      std::printf("device %d: error: %s\n", d, s.message().c_str());
+      return kExitNoDevice;
+    }
     std::printf("device %d: %s (sm_%d%d, %d SMs)\n", d, p.name, p.major, p.minor, p.multiProcessorCount);
   }
   return 0;

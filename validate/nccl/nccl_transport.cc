@@ -1,4 +1,7 @@
-// NcclTransport (see nccl_transport.h).
+// NcclTransport (see nccl_transport.h). Every CUDA and NCCL call is checked
+// (gpu_check.h): setup failures become why(), a failed collective is reported
+// and returns false (the watchdog then ends the process, as in PyTorch), a
+// failed kernel launch aborts the rank, and teardown failures are logged.
 #include "validate/nccl/nccl_transport.h"
 
 #include <sched.h>
@@ -6,48 +9,17 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "validate/runner_common.h"
+#include "validate/nccl/gpu_check.h"
 #include "validate/nccl/kernels.h"
+#include "validate/runner_common.h"
 
 namespace fleetsim::validate {
 
-namespace {
-std::string cuda_error(const char* what, cudaError_t e) {
-  return std::string(what) + ": " + cudaGetErrorString(e) + " (" + std::to_string(static_cast<int>(e)) + ")";
-}
-}  // namespace
-
-NcclTransport::NcclTransport(const Plan& plan, int rank, int device) : plan_(plan), rank_(rank), device_(device) {
+NcclTransport::NcclTransport(const Plan& plan, int rank, int device)
+    : plan_(plan), rank_(rank), device_(device), prefix_("[rank " + std::to_string(rank) + "] ") {
   comms_.fill(nullptr);
-  auto fail = [this](const std::string& w) {
-    if (why_.empty()) why_ = w;
-  };
-  if (cudaError_t e = cudaSetDevice(device); e != cudaSuccess) fail(cuda_error("cudaSetDevice", e));
-  if (why_.empty()) {
-    cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device);
-    sms_ = std::max(sms_, 1);
-    if (cudaError_t e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking); e != cudaSuccess)
-      fail(cuda_error("cudaStreamCreate", e));
-    if (cudaError_t e = cudaEventCreateWithFlags(&done_, cudaEventDisableTiming); e != cudaSuccess)
-      fail(cuda_error("cudaEventCreate", e));
-    buffers_ = std::make_unique<DeviceBuffers>(plan_max_bytes(plan), plan.ranks);
-    if (!buffers_->ok()) fail("cudaMalloc of the collective buffers failed");
-    void* host = nullptr;
-    if (cudaError_t e = cudaHostAlloc(&host, sizeof(int), cudaHostAllocMapped); e != cudaSuccess) {
-      fail(cuda_error("cudaHostAlloc", e));
-    } else {
-      abort_host_ = static_cast<volatile int*>(host);
-      *abort_host_ = 0;
-      void* dev = nullptr;
-      cudaHostGetDevicePointer(&dev, host, 0);
-      abort_dev_ = static_cast<int*>(dev);
-    }
-    if (cudaMalloc(reinterpret_cast<void**>(&peer_flag_), sizeof(int)) == cudaSuccess) {
-      cudaMemset(peer_flag_, 0, sizeof(int));
-    } else {
-      fail("cudaMalloc of the peer flag failed");
-    }
-  }
+  ncclUniqueId id{};
+  setup_device(rank == 0 ? &id : nullptr);
   // Every rank must agree before NCCL's init, which would wait for a rank that failed.
   int good = why_.empty() ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &good, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -55,26 +27,12 @@ NcclTransport::NcclTransport(const Plan& plan, int rank, int device) : plan_(pla
     fail("another rank failed to set up its GPU");
     return;
   }
-  ncclUniqueId id{};
-  if (rank == 0) ncclGetUniqueId(&id);
   MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-  if (ncclResult_t r = ncclCommInitRank(&world_, plan.ranks, id, rank); r != ncclSuccess) {
-    fail("ncclCommInitRank: " + nccl_error(r));
-    return;
-  }
-  for (int g = 0; g < kGroupKinds; ++g) {  // every rank splits for every group kind, in the same order
-    const auto kind = static_cast<GroupKind>(g);
-    if (!plan.group_exists(kind)) continue;
-    if (ncclResult_t r = ncclCommSplit(world_, plan.group_instance(kind, rank), plan.group_index(kind, rank),
-                                       &comms_[static_cast<size_t>(g)], nullptr);
-        r != ncclSuccess) {
-      fail(std::string("ncclCommSplit(") + group_name(kind) + "): " + nccl_error(r));
-      return;
-    }
-  }
+  if (!setup_comms(id)) return;
   MPI_Comm_dup(MPI_COMM_WORLD, &store_comm_);
   char bus[32] = {0};
-  cudaDeviceGetPCIBusId(bus, sizeof bus, device);
+  if (!FLEETSIM_CUDA(cudaDeviceGetPCIBusId(bus, sizeof bus, device)).warn(prefix_))
+    bus[0] = '\0';  // NVML then takes the device by its index
   nvml_ = std::make_unique<Nvml>(device, bus);
   if (!nvml_->ok())
     std::fprintf(stderr, "[rank %d] NVML unavailable (%s): telemetry's gpu_util is the runner's own busy accounting\n",
@@ -82,23 +40,80 @@ NcclTransport::NcclTransport(const Plan& plan, int rank, int device) : plan_(pla
   ok_ = true;
 }
 
+void NcclTransport::fail(const std::string& why) {
+  if (why_.empty()) why_ = why;
+}
+
+bool NcclTransport::need(const GpuStatus& s) {
+  if (!s.ok()) fail(s.message());
+  return s.ok();
+}
+
+bool NcclTransport::report(const GpuStatus& s) const {
+  if (!s.ok()) std::fprintf(stderr, "%serror: %s\n", prefix_.c_str(), s.message().c_str());
+  return s.ok();
+}
+
+void NcclTransport::setup_device(ncclUniqueId* id) {
+  if (!need(FLEETSIM_CUDA(cudaSetDevice(device_)))) return;
+  if (need(FLEETSIM_CUDA(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device_))))
+    sms_ = std::max(sms_, 1);
+  if (!need(FLEETSIM_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)))) stream_ = nullptr;
+  if (!need(FLEETSIM_CUDA(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming)))) done_ = nullptr;
+  buffers_ = std::make_unique<DeviceBuffers>(plan_max_bytes(plan_), plan_.ranks);
+  if (!buffers_->ok()) fail("the collective buffers: " + buffers_->why());
+  void* host = nullptr;
+  if (need(FLEETSIM_CUDA(cudaHostAlloc(&host, sizeof(int), cudaHostAllocMapped)))) {
+    abort_host_ = static_cast<volatile int*>(host);
+    *abort_host_ = 0;
+    void* dev = nullptr;
+    if (need(FLEETSIM_CUDA(cudaHostGetDevicePointer(&dev, host, 0)))) abort_dev_ = static_cast<int*>(dev);
+  }
+  if (need(FLEETSIM_CUDA(cudaMalloc(reinterpret_cast<void**>(&peer_flag_), sizeof(int))))) {
+    need(FLEETSIM_CUDA(cudaMemset(peer_flag_, 0, sizeof(int))));
+  } else {
+    peer_flag_ = nullptr;
+  }
+  if (id != nullptr && why_.empty()) need(FLEETSIM_NCCL(ncclGetUniqueId(id)));
+}
+
+bool NcclTransport::setup_comms(const ncclUniqueId& id) {
+  if (!need(FLEETSIM_NCCL(ncclCommInitRank(&world_, plan_.ranks, id, rank_)))) {
+    world_ = nullptr;
+    return false;
+  }
+  for (int g = 0; g < kGroupKinds; ++g) {  // every rank splits for every group kind, in the same order
+    const auto kind = static_cast<GroupKind>(g);
+    if (!plan_.group_exists(kind)) continue;
+    ncclComm_t& comm = comms_[static_cast<size_t>(g)];
+    if (GpuStatus s = FLEETSIM_NCCL(ncclCommSplit(world_, plan_.group_instance(kind, rank_),
+                                                  plan_.group_index(kind, rank_), &comm, nullptr));
+        !s.ok()) {
+      comm = nullptr;
+      fail(std::string("the ") + group_name(kind) + " communicator: " + s.message());
+      return false;
+    }
+  }
+  return true;
+}
+
 NcclTransport::~NcclTransport() {
   if (!aborted_) {
-    if (stream_) cudaStreamSynchronize(stream_);
+    if (stream_) FLEETSIM_CUDA(cudaStreamSynchronize(stream_)).warn(prefix_);
     for (ncclComm_t& c : comms_)
-      if (c) ncclCommDestroy(c);
-    if (world_) ncclCommDestroy(world_);
+      if (c) FLEETSIM_NCCL(ncclCommDestroy(c)).warn(prefix_);
+    if (world_) FLEETSIM_NCCL(ncclCommDestroy(world_)).warn(prefix_);
   }
   buffers_.reset();
-  if (peer_flag_) cudaFree(peer_flag_);
-  if (abort_host_) cudaFreeHost(const_cast<int*>(abort_host_));
-  if (done_) cudaEventDestroy(done_);
-  if (stream_) cudaStreamDestroy(stream_);
+  if (peer_flag_) FLEETSIM_CUDA(cudaFree(peer_flag_)).warn(prefix_);
+  if (abort_host_) FLEETSIM_CUDA(cudaFreeHost(const_cast<int*>(abort_host_))).warn(prefix_);
+  if (done_) FLEETSIM_CUDA(cudaEventDestroy(done_)).warn(prefix_);
+  if (stream_) FLEETSIM_CUDA(cudaStreamDestroy(stream_)).warn(prefix_);
   if (store_comm_ != MPI_COMM_NULL) MPI_Comm_free(&store_comm_);
 }
 
 void NcclTransport::world_barrier() {
-  cudaStreamSynchronize(stream_);
+  FLEETSIM_CUDA(cudaStreamSynchronize(stream_)).or_abort(prefix_);  // a broken device before every rank's barrier
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -109,20 +124,20 @@ void NcclTransport::store_barrier() {
 }
 
 bool NcclTransport::wait_event() {
-  if (cudaEventRecord(done_, stream_) != cudaSuccess) return false;
+  if (!report(FLEETSIM_CUDA(cudaEventRecord(done_, stream_)))) return false;
   in_flight_ = true;
   for (;;) {  // the CPU polls, as ProcessGroupNCCL's work.wait() / synchronize() would
-    const cudaError_t e = cudaEventQuery(done_);
+    const GpuStatus q = FLEETSIM_CUDA(cudaEventQuery(done_));
     if (aborted_) return false;  // an aborted op "completes" when its kernel quits: it did not finish
-    if (e == cudaSuccess) break;
-    if (e != cudaErrorNotReady) return false;  // in_flight_ stays: the watchdog sees the error
+    if (q.ok()) break;
+    if (q.code() != cudaErrorNotReady) return report(q);  // in_flight_ stays: the watchdog sees the error
   }
   in_flight_ = false;
   return true;
 }
 
 void NcclTransport::compute(int64_t ns) {
-  if (gpu::launch_busy(ns, 2 * sms_, 256, stream_) != cudaSuccess) return;
+  FLEETSIM_CUDA(gpu::launch_busy(ns, 2 * sms_, 256, stream_)).or_abort(prefix_);
   wait_event();
 }
 
@@ -130,21 +145,24 @@ bool NcclTransport::collective(const WorkSpec& w) {
   const bool p2p = w.kind == OpKind::kSend || w.kind == OpKind::kRecv;
   ncclComm_t comm = p2p ? world_ : comms_[static_cast<size_t>(w.group)];
   if (!comm || aborted_) return false;
-  if (post_nccl(w.kind, w.bytes, comm, w.members, w.root, w.peer, *buffers_, stream_) != ncclSuccess) return false;
+  if (!report(post_nccl(w.kind, w.bytes, comm, w.members, w.root, w.peer, *buffers_, stream_))) return false;
   return wait_event();
 }
 
 void NcclTransport::spin_on_missing_peer() {
-  if (gpu::launch_wait_for_peer(peer_flag_, abort_dev_, std::min(sms_, 32), stream_) != cudaSuccess) return;
+  FLEETSIM_CUDA(gpu::launch_wait_for_peer(peer_flag_, abort_dev_, std::min(sms_, 32), stream_)).or_abort(prefix_);
   wait_event();  // returns once abort() has set the flag the kernel polls
 }
 
 std::string NcclTransport::async_error() {
   if (aborted_) return "";
-  cudaSetDevice(device_);  // this is the watchdog thread: make the device current here too
+  // This is the watchdog thread: make the device current here too.
+  if (const GpuStatus s = FLEETSIM_CUDA(cudaSetDevice(device_)); !s.ok()) return s.message();
   auto check = [](ncclComm_t c, const char* what) -> std::string {
     ncclResult_t r = ncclSuccess;
-    if (!c || ncclCommGetAsyncError(c, &r) != ncclSuccess) return "";
+    if (!c) return "";
+    if (const GpuStatus s = FLEETSIM_NCCL(ncclCommGetAsyncError(c, &r)); !s.ok())
+      return std::string("on ") + what + ": " + s.message();
     if (r == ncclSuccess || r == ncclInProgress) return "";
     return std::string("ncclCommGetAsyncError on ") + what + ": " + nccl_error(r);
   };
@@ -153,8 +171,8 @@ std::string NcclTransport::async_error() {
     if (std::string e = check(comms_[static_cast<size_t>(g)], group_name(static_cast<GroupKind>(g))); !e.empty())
       return e;
   if (in_flight_) {  // a kernel that faulted leaves a sticky error on the event
-    const cudaError_t e = cudaEventQuery(done_);
-    if (e != cudaSuccess && e != cudaErrorNotReady) return cuda_error("cudaEventQuery", e);
+    const GpuStatus q = FLEETSIM_CUDA(cudaEventQuery(done_));
+    if (!q.ok() && q.code() != cudaErrorNotReady) return q.message();
   }
   return "";
 }
@@ -162,15 +180,19 @@ std::string NcclTransport::async_error() {
 void NcclTransport::abort() {
   aborted_ = true;
   if (abort_host_) *abort_host_ = 1;  // the spinning kernel polls this, as NCCL's kernels poll their abort flag
-  cudaSetDevice(device_);
+  FLEETSIM_CUDA(cudaSetDevice(device_)).warn(prefix_);  // the abort goes on: it must return
   for (ncclComm_t c : comms_)
-    if (c) ncclCommAbort(c);
-  if (world_) ncclCommAbort(world_);
+    if (c) FLEETSIM_NCCL(ncclCommAbort(c)).warn(prefix_);
+  if (world_) FLEETSIM_NCCL(ncclCommAbort(world_)).warn(prefix_);
 }
 
 bool NcclTransport::sample_device(DeviceSample* out) {
   NvmlSample s;
-  if (!nvml_ || !nvml_->sample(&s)) return false;
+  std::string error;
+  if (!nvml_ || !nvml_->sample(&s, &error)) return false;
+  if (error != nvml_error_ && !error.empty())  // once per new error, not every period
+    std::fprintf(stderr, "%swarning: %s (that figure is left out)\n", prefix_.c_str(), error.c_str());
+  nvml_error_ = error;
   out->util_gpu_pct = s.util_gpu_pct;
   out->sm_clock_mhz = s.sm_clock_mhz;
   out->power_w = s.power_w;

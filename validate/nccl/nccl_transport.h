@@ -19,6 +19,7 @@
 
 #include "fleetsim/plan.h"
 #include "validate/nccl/device.h"
+#include "validate/nccl/gpu_status.h"
 #include "validate/nccl/nccl_ops.h"
 #include "validate/nccl/nvml.h"
 #include "validate/transport.h"
@@ -46,9 +47,17 @@ class NcclTransport final : public Transport {
 
  private:
   bool wait_event();  // polls the completion event until done, an error or an abort
+  // Construction: the stream, event, buffers and spin flags (and, where id is
+  // given, rank 0's ncclUniqueId); then the world communicator and its splits.
+  void setup_device(ncclUniqueId* id);
+  bool setup_comms(const ncclUniqueId& id);
+  void fail(const std::string& why);      // keeps the first why
+  bool need(const GpuStatus& s);          // a setup call: its failure becomes why(); returns ok()
+  bool report(const GpuStatus& s) const;  // "[rank r] error: ..." on stderr when failed; returns ok()
 
   const Plan& plan_;
   int rank_, device_;
+  std::string prefix_;  // "[rank r] ", before every line this rank writes
   bool ok_ = false;
   std::string why_;
   int sms_ = 1;
@@ -63,6 +72,7 @@ class NcclTransport final : public Transport {
   int* abort_dev_ = nullptr;
   std::atomic<bool> aborted_{false}, in_flight_{false};
   std::unique_ptr<Nvml> nvml_;
+  std::string nvml_error_;  // the last NVML sampling error reported (watchdog thread only)
 };
 
 }  // namespace fleetsim::validate

@@ -4,10 +4,13 @@
 // accounting). Only the few entry points the GPU runner samples are declared,
 // from NVML's documented ABI: nvmlReturn_t is an int (0 = success),
 // nvmlDevice_t an opaque pointer, nvmlUtilization_t {unsigned gpu, memory}.
-// CPU-only code: unit-tested with a stand-in library (tests/validate/).
+// Every NVML call's return code is checked (FLEETSIM_NVML in nvml.cc). CPU-only
+// code: unit-tested with a stand-in library (tests/validate/).
 #pragma once
 
 #include <string>
+
+#include "validate/nccl/gpu_status.h"
 
 namespace fleetsim::validate {
 
@@ -35,16 +38,22 @@ class Nvml {
   // Why it is not ok (one line, e.g. "libnvidia-ml.so.1: cannot open shared
   // object file"), "" when ok.
   const std::string& why() const { return why_; }
-  // One sample; false when !ok(). Figures a device does not support stay -1.
-  bool sample(NvmlSample* out) const;
+  // One sample; false when !ok(). Figures a device does not support stay -1;
+  // so do those whose call fails otherwise, and then *error (when given) is
+  // the first such call's message ("" when none failed).
+  bool sample(NvmlSample* out, std::string* error = nullptr) const;
 
  private:
   using Fn = void (*)();
+  // The status of an NVML call's return code `rc`, in NVML's words (nvmlErrorString).
+  GpuStatus status(int rc, const GpuCallSite& site) const;
+
   void* lib_ = nullptr;
   void* device_ = nullptr;
   bool inited_ = false;
   std::string why_;
-  Fn shutdown_ = nullptr, util_ = nullptr, clock_ = nullptr, power_ = nullptr, pcie_ = nullptr;
+  Fn shutdown_ = nullptr, util_ = nullptr, clock_ = nullptr, power_ = nullptr, pcie_ = nullptr,
+     error_string_ = nullptr;
 };
 
 }  // namespace fleetsim::validate
