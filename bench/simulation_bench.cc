@@ -11,7 +11,7 @@
 #include "fleetsim/cost_model.h"
 #include "fleetsim/engine.h"
 #include "sim/io/scenario_loader.h"
-#include "sim/model/lockstep_sim.h"
+#include "sim/exec/lockstep_sim.h"
 
 namespace fleetsim {
 namespace {

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "sim/model/cost_model_factory.h"
-#include "sim/model/lockstep_sim.h"
+#include "sim/exec/lockstep_sim.h"
 #include "fleetsim/cost_model.h"
 #include "sim/diagnose/drill_incident.h"
 

@@ -10,7 +10,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "sim/model/lockstep_sim.h"
+#include "sim/exec/lockstep_sim.h"
 #include "sim/observe/flight_recorder.h"
 #include "sim/observe/job_log.h"
 #include "sim/observe/straggler_stats.h"

@@ -15,7 +15,7 @@
 #include "fleetsim/cost_model.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/model/cost_model_factory.h"
-#include "sim/model/lockstep_sim.h"
+#include "sim/exec/lockstep_sim.h"
 #include "sim/observe/step_table.h"
 #include "sim/sweep/order_stats.h"
 

@@ -5,7 +5,7 @@
 // whatever order the events would have popped in. Steps end when the GPU
 // finishes the step's last op. The watchdog check below bounds, per step, the
 // time any collective could have spent since its CPU enqueue.
-#include "sim/model/lockstep_sim.h"
+#include "sim/exec/lockstep_sim.h"
 
 #include <algorithm>
 #include <memory>

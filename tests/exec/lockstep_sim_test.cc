@@ -11,7 +11,7 @@
 
 #include "fleetsim/cost_model.h"
 #include "sim/io/scenario_loader.h"
-#include "sim/model/lockstep_sim.h"
+#include "sim/exec/lockstep_sim.h"
 #include "sim/observe/run_record.h"
 
 namespace fs = std::filesystem;

@@ -3,7 +3,7 @@
 // launch queue; its GPU runs the queue in order. Collectives match by per-group
 // order; a mismatched or incomplete match never completes, and its members spin.
 // The watchdog times collectives from their CPU enqueue, as ProcessGroupNCCL does.
-#include "sim/model/fleet_sim.h"
+#include "sim/exec/fleet_sim.h"
 
 #include <algorithm>
 #include <cmath>
