@@ -6,7 +6,7 @@
 #include <map>
 
 #include "sim/model/cost_model_factory.h"
-#include "sim/exec/lockstep_sim.h"
+#include "sim/exec/executor.h"
 #include "fleetsim/cost_model.h"
 #include "sim/diagnose/drill_incident.h"
 
@@ -245,7 +245,7 @@ HalfRun run_half(const Scenario& s) {
   if (!plan.ok()) return h;
   auto cost = make_cost_model(*plan);
   if (!cost.ok()) return h;
-  h.result = execute_plan(*plan, **cost, true, [](ExecutorKind, StragglerStats**) {
+  h.result = execute_plan(*plan, **cost, true, [](ExecutorKind, StepAccounting**) {
                return std::vector<Observer*>{};
              }).result;
   if (!h.result.errors.empty()) return h;

@@ -10,7 +10,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "sim/exec/lockstep_sim.h"
+#include "sim/exec/executor.h"
 #include "sim/observe/flight_recorder.h"
 #include "sim/observe/job_log.h"
 #include "sim/observe/straggler_stats.h"
@@ -277,7 +277,7 @@ Result<RecordedRun> simulate_to_record(const Plan& plan, const CostModel& cost, 
   std::unique_ptr<StragglerStats> stats;
   // Called before each executor attempt: a lockstep attempt that falls back
   // leaves nothing behind (files are reopened, observers rebuilt).
-  auto make_observers = [&](ExecutorKind kind, StragglerStats** stats_out) {
+  auto make_observers = [&](ExecutorKind kind, StepAccounting** stats_out) {
     owned.clear();
     const bool events = kind == ExecutorKind::kEvent;
     steps_f = open(outputs.steps, "steps.csv");

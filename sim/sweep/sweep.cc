@@ -15,7 +15,7 @@
 #include "fleetsim/cost_model.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/model/cost_model_factory.h"
-#include "sim/exec/lockstep_sim.h"
+#include "sim/exec/executor.h"
 #include "sim/observe/step_table.h"
 #include "sim/sweep/order_stats.h"
 
@@ -98,7 +98,7 @@ Result<TaskResult> run_task(const SweepGrid& grid, size_t i) {
   if (!cost_or.ok()) return cost_or.errors();
   const CostModel& cost = **cost_or;
   std::unique_ptr<StepTable> table;
-  const Executed ex = execute_plan(*plan, cost, true, [&](ExecutorKind, StragglerStats**) {
+  const Executed ex = execute_plan(*plan, cost, true, [&](ExecutorKind, StepAccounting**) {
     table = std::make_unique<StepTable>(*plan, nullptr);
     return std::vector<Observer*>{table.get()};
   });
