@@ -11,7 +11,8 @@
 #include "fleetsim/cost_model.h"
 #include "fleetsim/engine.h"
 #include "sim/io/scenario_loader.h"
-#include "sim/model/lockstep_sim.h"
+#include "sim/exec/executor.h"
+#include "sim/observe/straggler_stats.h"
 
 namespace fleetsim {
 namespace {

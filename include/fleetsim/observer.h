@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "fleetsim/plan.h"
@@ -72,6 +73,19 @@ class Observer {
   virtual void on_dump(int /*rank*/, SimTime /*t*/) {}
   // The run is over at `t`.
   virtual void on_end(SimTime /*t*/, Outcome /*o*/) {}
+};
+
+// Per-rank time accounting from an executor that makes no per-op callbacks (the
+// lockstep executor): in place of on_compute and on_transfer it reports, once per
+// step, every rank's GPU compute time and its wait in collectives (from reaching
+// one to its transfer's start). An observer that sums those from the per-op
+// callbacks under the event executor implements this too, so both report alike.
+class StepAccounting {
+ public:
+  virtual ~StepAccounting() = default;
+  // Every rank finished `step`; element r of each span is rank r's time (ns) in it.
+  virtual void on_step_accounted(int64_t step, std::span<const int64_t> compute_ns,
+                                 std::span<const int64_t> wait_ns) = 0;
 };
 
 }  // namespace fleetsim

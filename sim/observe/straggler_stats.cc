@@ -21,6 +21,16 @@ void StragglerStats::on_transfer(const WorkRecord& w, SimTime begin, SimTime, in
 
 void StragglerStats::on_step_end(int rank, int64_t step, SimTime) { end_step(rank, step); }
 
+void StragglerStats::on_step_accounted(int64_t step, std::span<const int64_t> compute_ns,
+                                       std::span<const int64_t> wait_ns) {
+  for (size_t r = 0; r < wait_ns.size(); ++r) {
+    const int rank = static_cast<int>(r);
+    add_compute(rank, compute_ns[r]);
+    add_wait(rank, wait_ns[r]);
+    end_step(rank, step);
+  }
+}
+
 void StragglerStats::end_step(int rank, int64_t step) {
   const auto ru = static_cast<size_t>(rank);
   StepBest& b = best_[static_cast<size_t>(step)];

@@ -12,7 +12,7 @@
 
 #include "sim/io/scenario_loader.h"
 #include "sim/model/cost_model_factory.h"
-#include "sim/model/lockstep_sim.h"
+#include "sim/exec/executor.h"
 #include "sim/observe/flight_recorder.h"
 #include "sim/observe/job_log.h"
 #include "sim/observe/model_json.h"
@@ -112,7 +112,7 @@ class RecordObservers {
   RecordObservers(const Plan& plan, const OutputSelection& outputs, fs::path tmp)
       : plan_(plan), outputs_(outputs), tmp_(std::move(tmp)) {}
 
-  std::vector<Observer*> make(ExecutorKind kind, StragglerStats** stats_out) {
+  std::vector<Observer*> make(ExecutorKind kind, StepAccounting** stats_out) {
     close();
     const bool events = kind == ExecutorKind::kEvent;
     auto wants = [&](OutputFile f) { return outputs_.has(f) && (events || output_spec(f).lockstep); };
@@ -177,7 +177,7 @@ Result<RecordedRun> execute(const PreparedRun& prepared, const RunOptions& opts)
   RecordObservers observers(plan, *outputs, tmp);
   RecordedRun run;
   const Executed ex = execute_plan(plan, cost, outputs->lockstep_ok,
-                                   [&](ExecutorKind k, StragglerStats** s) { return observers.make(k, s); });
+                                   [&](ExecutorKind k, StepAccounting** s) { return observers.make(k, s); });
   run.result = ex.result;
   run.executor = executor_name(ex.executor);
   run.why_event = ex.why_event;
@@ -208,7 +208,7 @@ Result<RecordedRun> execute(const PreparedRun& prepared, const RunOptions& opts)
 Result<StepRun> execute_steps(const PreparedRun& prepared) {
   const Plan& plan = prepared.plan;
   std::unique_ptr<StepTable> table;
-  const Executed ex = execute_plan(plan, *prepared.cost, true, [&](ExecutorKind, StragglerStats**) {
+  const Executed ex = execute_plan(plan, *prepared.cost, true, [&](ExecutorKind, StepAccounting**) {
     table = std::make_unique<StepTable>(plan, nullptr);
     return std::vector<Observer*>{table.get()};
   });

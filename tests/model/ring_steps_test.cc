@@ -12,7 +12,7 @@
 #include "fleetsim/engine.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/model/cost_model_factory.h"
-#include "sim/model/lockstep_sim.h"
+#include "sim/exec/lockstep_executor.h"
 #include "sim/model/ring_steps.h"
 
 namespace fleetsim::nccl {

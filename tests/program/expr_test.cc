@@ -5,23 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
-
-// Counts allocations made through the global operator new. Weak, so that a
-// strong replacement elsewhere in the test binary wins instead of clashing;
-// the no-allocation test skips itself when this counter is not the live one.
-namespace {
-std::atomic<long> g_news{0};
-}
-__attribute__((weak)) void* operator new(std::size_t n) {
-  g_news.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-__attribute__((weak)) void operator delete(void* p) noexcept { std::free(p); }
-__attribute__((weak)) void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#include "tests/support/alloc_counter.h"
 
 namespace fleetsim {
 namespace {
@@ -186,20 +170,17 @@ TEST(ExprTest, ClosestName) {
 
 // Evaluating a compiled expression performs no heap allocation.
 TEST(ExprTest, EvalDoesNotAllocate) {
-  const long before_probe = g_news.load();
-  int* volatile probe = new int(1);  // volatile: the pair may not be elided
-  delete probe;
-  if (g_news.load() == before_probe) GTEST_SKIP() << "another operator new replacement is active";
+  if (!test_support::allocation_counting()) GTEST_SKIP() << "another operator new replacement is active";
   Result<Expr> e = Expr::parse("(rank == 0 || tp_rank == 1) && step % 400 == 0 && -step < world_size * 2");
   ASSERT_TRUE(e.ok());
   const VarValues v = vars(0, 400);
   int64_t out = 0, sum = 0;
-  const long before = g_news.load();
+  const long before = test_support::allocations();
   for (int i = 0; i < 1000; ++i) {
     e->eval(v, &out);
     sum += out;
   }
-  EXPECT_EQ(g_news.load(), before);
+  EXPECT_EQ(test_support::allocations(), before);
   EXPECT_EQ(sum, 1000);
 }
 

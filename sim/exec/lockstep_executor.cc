@@ -5,16 +5,12 @@
 // whatever order the events would have popped in. Steps end when the GPU
 // finishes the step's last op. The watchdog check below bounds, per step, the
 // time any collective could have spent since its CPU enqueue.
-#include "sim/model/lockstep_sim.h"
+#include "sim/exec/lockstep_executor.h"
 
 #include <algorithm>
-#include <memory>
-
-#include "sim/observe/step_table.h"
+#include <span>
 
 namespace fleetsim {
-
-const char* executor_name(ExecutorKind k) { return k == ExecutorKind::kLockstep ? "lockstep" : "event"; }
 
 namespace {
 
@@ -68,9 +64,13 @@ Eligibility lockstep_eligible(const Plan& plan) {
 }
 
 LockstepSim::LockstepSim(const Plan& plan, const CostModel& cost, const std::vector<Observer*>& observers,
-                         StragglerStats* stats)
-    : plan_(plan), cost_(cost), obs_(observers), stats_(stats), compute_time_(plan), n_(plan.ranks) {
+                         StepAccounting* accounting)
+    : plan_(plan), cost_(cost), obs_(observers), accounting_(accounting), compute_time_(plan), n_(plan.ranks) {
   clock_.assign(static_cast<size_t>(n_), 0);
+  if (accounting_) {
+    step_compute_.assign(static_cast<size_t>(n_), 0);
+    step_wait_.assign(static_cast<size_t>(n_), 0);
+  }
   groups_.resize(kGroupKinds);
   for (int gi = 0; gi < kGroupKinds; ++gi) {
     const auto g = static_cast<GroupKind>(gi);
@@ -124,7 +124,7 @@ int LockstepSim::first_member(GroupKind g, int instance) const {
 }
 
 void LockstepSim::compute(int64_t step, uint32_t op) {
-  compute_time_.add_all(step, op, clock_.data(), stats_ ? stats_->compute_data() : nullptr);
+  compute_time_.add_all(step, op, clock_.data(), accounting_ ? step_compute_.data() : nullptr);
 }
 
 void LockstepSim::collective(int64_t, uint32_t op) {
@@ -148,8 +148,8 @@ void LockstepSim::collective(int64_t, uint32_t op) {
       last_arrival_rank_ = last;
     }
     const int64_t done = m + cost[L.shape_class[static_cast<size_t>(inst)]];
-    if (stats_)
-      for (int r = base; r < end; r += L.stride) stats_->add_wait(r, m - clock[r]);
+    if (accounting_)
+      for (int r = base; r < end; r += L.stride) step_wait_[static_cast<size_t>(r)] += m - clock[r];
     for (int r = base; r < end; r += L.stride) clock[r] = done;
   }
 }
@@ -172,15 +172,24 @@ bool LockstepSim::end_step(int64_t step) {
     const int64_t t = clock_[static_cast<size_t>(r)];
     lo = std::min(lo, t);
     hi = std::max(hi, t);
-    if (stats_) stats_->end_step(r, step);
     for (Observer* o : obs_) o->on_step_end(r, step, SimTime{t});
   }
+  account_step(step);
   const size_t k = min_end_.size();
   const int64_t oldest = min_end_[static_cast<size_t>(step) % k];  // end of step - k (0 before step 1)
   if (timeout_ns_ >= 0 && hi - oldest >= timeout_ns_) return false;
   min_end_[static_cast<size_t>(step) % k] = lo;
   max_end_ = hi;
   return true;
+}
+
+// Hands the step's compute and waits to the accounting, and starts the next
+// step's from zero.
+void LockstepSim::account_step(int64_t step) {
+  if (!accounting_) return;
+  accounting_->on_step_accounted(step, std::span<const int64_t>(step_compute_), std::span<const int64_t>(step_wait_));
+  std::fill(step_compute_.begin(), step_compute_.end(), 0);
+  std::fill(step_wait_.begin(), step_wait_.end(), 0);
 }
 
 bool LockstepSim::run(RunResult* out) {
@@ -205,10 +214,9 @@ bool LockstepSim::run(RunResult* out) {
     if (!busy) {
       // A step without GPU work ends where the GPU already is; the watchdog
       // ring only advances on steps that queue work, so skip its update.
-      for (int r = 0; r < n_; ++r) {
-        if (stats_) stats_->end_step(r, s);
+      for (int r = 0; r < n_; ++r)
         for (Observer* o : obs_) o->on_step_end(r, s, SimTime{clock_[static_cast<size_t>(r)]});
-      }
+      account_step(s);
       continue;
     }
     if (!end_step(s)) return false;
@@ -226,73 +234,8 @@ bool LockstepSim::run(RunResult* out) {
 double LockstepSim::bytes_per_rank() const {
   size_t b = clock_.capacity() * sizeof(int64_t) + static_cast<size_t>(n_) * ComputeTime::kBytesPerRank;
   for (const GroupLayout& L : groups_) b += L.shape_class.capacity() * sizeof(uint16_t);
-  if (stats_) b += static_cast<size_t>(n_) * StragglerStats::kBytesPerRank;
+  b += (step_compute_.capacity() + step_wait_.capacity()) * sizeof(int64_t);
   return static_cast<double>(b) / n_;
-}
-
-}  // namespace fleetsim
-
-namespace fleetsim {
-
-namespace {
-
-// True if every instance of every group the plan's collectives use has the same shape.
-bool uniform_groups(const Plan& plan) {
-  bool used[kGroupKinds] = {};
-  for (const PlanOp& op : plan.ops)
-    if (is_collective(op.kind)) used[static_cast<size_t>(op.group)] = true;
-  for (int gi = 0; gi < kGroupKinds; ++gi) {
-    const auto g = static_cast<GroupKind>(gi);
-    if (!used[gi] || !plan.group_exists(g)) continue;
-    const GroupShape s0 = plan.group_shape(g, 0);
-    for (int i = 1; i < plan.group_count(g); ++i) {
-      const GroupShape s = plan.group_shape(g, i);
-      if (s.ranks != s0.ranks || s.nodes != s0.nodes || s.ranks_per_node != s0.ranks_per_node) return false;
-    }
-  }
-  return true;
-}
-
-// One representative rank of a jitter-free, fault-free, uniform plan.
-Baseline analytic_baseline(const Plan& p, const CostModel& cost) {
-  int64_t clock = 0;
-  for (int64_t s = 1; s <= p.scenario.job.steps; ++s) {
-    const VarValues vars = p.vars(0, s);
-    for (uint32_t pc = 0; pc < p.program.size();) {
-      const Instr& in = p.program[pc];
-      if (in.kind == InstrKind::kJump) { pc = in.target; continue; }
-      if (in.kind == InstrKind::kBranch) {
-        int64_t v = 0;
-        if (!p.exprs[in.index].eval(vars, &v)) v = 0;
-        pc = v != 0 ? pc + 1 : in.target;
-        continue;
-      }
-      const PlanOp& op = p.ops[in.index];
-      if (op.kind == OpKind::kCompute) clock += op.time.ns;
-      else if (op.kind != OpKind::kSync) clock += cost.collective_time(op.kind, op.bytes, p.group_shape(op.group, 0)).ns;
-      ++pc;
-    }
-  }
-  return {static_cast<double>(clock) / static_cast<double>(p.scenario.job.steps), "analytic"};
-}
-
-}  // namespace
-
-Baseline baseline_step(const Plan& plan, const CostModel& cost) {
-  const Plan p = jitter_free(plan);
-  if (lockstep_eligible(p).ok && uniform_groups(p)) return analytic_baseline(p, cost);
-  std::unique_ptr<StepTable> table;
-  const Executed ex = execute_plan(p, cost, true, [&](ExecutorKind, StragglerStats**) {
-    table = std::make_unique<StepTable>(p, nullptr);
-    return std::vector<Observer*>{table.get()};
-  });
-  const std::vector<int64_t>& d = table->durations_ns();
-  long double sum = 0;
-  for (int64_t x : d) sum += static_cast<long double>(x);
-  Baseline b;
-  b.mean_step_ns = d.empty() ? 0.0 : static_cast<double>(sum / static_cast<long double>(d.size()));
-  b.how = ex.executor == ExecutorKind::kLockstep ? "lockstep" : "event";
-  return b;
 }
 
 }  // namespace fleetsim

@@ -11,7 +11,8 @@
 
 #include "fleetsim/cost_model.h"
 #include "sim/io/scenario_loader.h"
-#include "sim/model/lockstep_sim.h"
+#include "sim/exec/lockstep_executor.h"
+#include "sim/observe/straggler_stats.h"
 #include "sim/run/run.h"
 
 namespace fs = std::filesystem;

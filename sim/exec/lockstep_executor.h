@@ -4,7 +4,10 @@
 // member at max(arrivals over its group instance) + its cost. Per-rank state is
 // stored by field and sized once; the loop does not allocate. On eligible plans
 // it produces the same steps, step times (to the nanosecond) and outcome as the
-// event executor (FleetSim), but feeds observers only on_step_end and on_end.
+// event executor (FleetSim), but feeds observers only on_step_end, on_end and
+// (once per step, for steps.csv's slowest rank) the last arrival's
+// on_work_started; compute and collective waits go to a StepAccounting once per
+// step instead of on_compute/on_transfer.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +16,6 @@
 
 #include "fleetsim/engine.h"
 #include "sim/model/compute_time.h"
-#include "sim/observe/straggler_stats.h"
 
 namespace fleetsim {
 
@@ -35,10 +37,10 @@ Eligibility lockstep_eligible(const Plan& plan);
 
 class LockstepSim {
  public:
-  // REQUIRES: lockstep_eligible(plan).ok; plan, cost, observers and stats
+  // REQUIRES: lockstep_eligible(plan).ok; plan, cost, observers and accounting
   // (may be null) outlive the object.
   LockstepSim(const Plan& plan, const CostModel& cost, const std::vector<Observer*>& observers,
-              StragglerStats* stats);
+              StepAccounting* accounting);
 
   // Runs to the end. Returns false (observers may have seen some steps) if the
   // run left the lockstep's domain; the caller must rerun with FleetSim.
@@ -56,11 +58,12 @@ class LockstepSim {
   void compute(int64_t step, uint32_t op);
   void collective(int64_t step, uint32_t op);
   bool end_step(int64_t step);
+  void account_step(int64_t step);
 
   const Plan& plan_;
   const CostModel& cost_;
   std::vector<Observer*> obs_;
-  StragglerStats* stats_;
+  StepAccounting* accounting_;
   ComputeTime compute_time_;
   int n_ = 0;
   std::vector<int64_t> clock_;                   // per rank: when its GPU is free
@@ -73,52 +76,8 @@ class LockstepSim {
   int64_t last_arrival_ns_ = -1;
   int last_arrival_rank_ = -1;
   int64_t timeout_ns_ = -1;
+  // Per rank, this step's compute and collective wait (ns): kept only with an accounting.
+  std::vector<int64_t> step_compute_, step_wait_;
 };
-
-// Which executor ran a plan.
-enum class ExecutorKind : uint8_t { kEvent, kLockstep };
-const char* executor_name(ExecutorKind k);  // "event", "lockstep"
-
-// Runs `plan` with the lockstep executor when `allow_lockstep` and the plan is
-// eligible, else (or if the lockstep run leaves its domain) with FleetSim.
-// `make_observers(kind)` is called before each attempt and must return fresh
-// observers (a fallback discards what the first attempt fed); `stats` may be
-// null and is cleared by make_observers' owner as well.
-struct Executed {
-  RunResult result;
-  ExecutorKind executor = ExecutorKind::kEvent;
-  std::string why_event;  // why the event executor ran ("" if lockstep did)
-};
-template <typename MakeObservers>
-Executed execute_plan(const Plan& plan, const CostModel& cost, bool allow_lockstep, MakeObservers make_observers) {
-  Executed ex;
-  const Eligibility e = allow_lockstep ? lockstep_eligible(plan) : Eligibility{false, "outputs need events"};
-  if (e.ok) {
-    StragglerStats* stats = nullptr;
-    const std::vector<Observer*> obs = make_observers(ExecutorKind::kLockstep, &stats);
-    LockstepSim sim(plan, cost, obs, stats);
-    if (sim.run(&ex.result)) {
-      ex.executor = ExecutorKind::kLockstep;
-      return ex;
-    }
-    ex.why_event = "a collective could have reached the watchdog timeout (or a `when` failed)";
-  } else {
-    ex.why_event = e.why;
-  }
-  StragglerStats* stats = nullptr;
-  const std::vector<Observer*> obs = make_observers(ExecutorKind::kEvent, &stats);
-  ex.result = run_simulation(plan, cost, obs);
-  return ex;
-}
-
-// The mean step time of the jitter-free, fault-free plan (jitter_free()), in
-// ns: from one representative rank when the plan is lockstep-eligible and all
-// instances of each group cost the same (every rank then runs identically),
-// else by simulating it (lockstep or event executor). `how` says which.
-struct Baseline {
-  double mean_step_ns = 0;
-  const char* how = "";  // "analytic" | "lockstep" | "event"
-};
-Baseline baseline_step(const Plan& plan, const CostModel& cost);
 
 }  // namespace fleetsim

@@ -1,0 +1,155 @@
+// The engine loop. start() sets the ranks going; step() pops the next event and
+// dispatches it on its kind; a rank whose CPU or GPU an event concerns then
+// advances (both streams run until neither can move). The parts do the work; the
+// loop only routes events and decides when the run is over.
+#include "sim/exec/event_executor.h"
+
+#include <algorithm>
+
+namespace fleetsim {
+
+const char* outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::kCompleted: return "completed";
+    case Outcome::kHang: return "hang";
+    case Outcome::kCrash: return "crash";
+    case Outcome::kDeadlock: return "deadlock";
+  }
+  return "?";
+}
+
+FleetSim::FleetSim(const Plan& plan, const CostModel& cost, const std::vector<Observer*>& observers)
+    : ctx_(plan, cost, observers),
+      gpu_(ctx_),
+      fabric_(ctx_, gpu_),
+      watchdog_(ctx_, gpu_),
+      matcher_(ctx_, gpu_, fabric_),
+      faults_(ctx_, gpu_, matcher_),
+      cpu_(ctx_, gpu_, watchdog_, fabric_, faults_) {}
+
+void FleetSim::start() {
+  faults_.mark_absent();
+  for (int r = 0; r < ctx_.n; ++r)
+    if (!ctx_.dead(r)) cpu_.begin_step(r);
+  for (int r = 0; r < ctx_.n && !ctx_.stop; ++r) advance(r);
+  const int64_t period = ctx_.plan.scenario.job.telemetry_period.ns;
+  if (period > 0) ctx_.schedule(period, Priority::kObserve, kTick);
+}
+
+bool FleetSim::over() const { return all_done_ || ctx_.stop || !ctx_.sched.live(); }
+
+bool FleetSim::step() {
+  if (over()) return false;
+  const Event e = ctx_.sched.pop();
+  ++ctx_.result.events;
+  dispatch(e);
+  all_done_ = gpu_.ranks_done() == ctx_.n && ctx_.result.outcome == Outcome::kCompleted;
+  return true;
+}
+
+SimTime FleetSim::peek() const { return over() ? SimTime::never() : ctx_.sched.peek(); }
+
+void FleetSim::run_until(SimTime t) {
+  while (peek() <= t && step()) {
+  }
+}
+
+RunResult FleetSim::run() {
+  start();
+  while (step()) {
+  }
+  return finish();
+}
+
+void FleetSim::dispatch(const Event& e) {
+  switch (static_cast<EventKind>(e.kind)) {
+    case kCpuWake:
+      cpu_.wake(static_cast<int>(e.a));
+      advance(static_cast<int>(e.a));
+      break;
+    case kGpuDone:
+      if (gpu_.kernel_done(static_cast<int>(e.a), e.b)) advance(static_cast<int>(e.a));
+      break;
+    case kCollDone: {
+      const auto g = static_cast<GroupKind>(e.a);
+      const auto inst = static_cast<int>(e.b);
+      if (!matcher_.complete_collective(g, inst)) break;
+      for (int i = 0; i < ctx_.plan.group_size(g); ++i) advance(ctx_.plan.group_member(g, inst, i));
+      break;
+    }
+    case kP2pDone: {
+      int sender = -1, receiver = -1;
+      if (!matcher_.complete_p2p(e.a, &sender, &receiver)) break;
+      advance(sender);
+      advance(receiver);
+      break;
+    }
+    case kTick:
+      for (Observer* o : ctx_.obs) o->on_tick(ctx_.now());
+      if (ctx_.sched.live())
+        ctx_.schedule(ctx_.now().ns + ctx_.plan.scenario.job.telemetry_period.ns, Priority::kObserve, kTick);
+      break;
+    case kWatchdog: watchdog_.check(e.b); break;
+    case kDumpAll: watchdog_.dump_all(); break;
+    case kAbort: ctx_.stop = true; break;
+    case kNicError: nic_error(static_cast<int>(e.a)); break;
+  }
+}
+
+// Runs rank r's GPU and CPU until neither can move: the GPU starts what is at
+// the head of its queue (arriving at a collective hands it to matching), the
+// CPU issues what the queue has room for.
+void FleetSim::advance(int r) {
+  for (int guard = 0; !ctx_.stop; ++guard) {
+    FLEETSIM_DCHECK(guard < 1'000'000);
+    GpuItem* arrived = nullptr;
+    bool moved = gpu_.progress(r, &arrived);
+    if (arrived) matcher_.arrive(r, *arrived);
+    moved = cpu_.progress(r) || moved;
+    if (!moved) return;
+  }
+}
+
+// The IB error of NIC fault k takes down every live rank the NIC serves.
+void FleetSim::nic_error(int k) {
+  const Fault logged = fabric_.error_fault(k);
+  for (int r = 0; r < ctx_.n; ++r)
+    if (fabric_.error_hits(k, r) && !ctx_.dead(r)) faults_.crash(r, cpu_.step(r), logged);
+}
+
+// The step `r` is stuck in: that of its oldest unfinished GPU item, else its CPU's.
+int64_t FleetSim::stuck_step(int r) {
+  const int64_t steps = ctx_.plan.scenario.job.steps;
+  if (gpu_.finished_step(r) == steps) return INT64_MAX;
+  if (gpu_.queued(r) > 0) return gpu_.head(r).step;
+  return std::min(cpu_.step(r), steps);
+}
+
+RunResult FleetSim::finish() {
+  RunResult& res = ctx_.result;
+  res.end = ctx_.now();
+  if (!ctx_.stop && gpu_.ranks_done() < ctx_.n) {
+    res.outcome = Outcome::kDeadlock;
+    int64_t lowest = INT64_MAX;
+    for (int r = 0; r < ctx_.n; ++r) lowest = std::min(lowest, stuck_step(r));
+    res.stuck_step = lowest;
+  }
+  if (res.outcome == Outcome::kHang) {
+    int64_t lowest = INT64_MAX;
+    for (int r = 0; r < ctx_.n; ++r) lowest = std::min(lowest, stuck_step(r));
+    res.hang.step = lowest;
+  }
+  int64_t completed = INT64_MAX;
+  for (int r = 0; r < ctx_.n; ++r) completed = std::min(completed, gpu_.finished_step(r));
+  res.steps_completed = completed;
+  if (res.errors.empty())
+    for (Observer* o : ctx_.obs) o->on_end(ctx_.now(), res.outcome);
+  return res;
+}
+
+RunResult run_simulation(const Plan& plan, const CostModel& cost, const std::vector<Observer*>& observers) {
+  FleetSim sim(plan, cost, observers);
+  return sim.run();
+}
+
+}  // namespace fleetsim
