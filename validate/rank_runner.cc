@@ -112,8 +112,8 @@ int RankRunner::run() {
 
 // Applies crash and stall faults at the start of a step. False: the rank stalls.
 bool RankRunner::begin_step(int64_t step) {
-  for (const Fault& f : plan_.step_faults) {
-    if (f.ranks[0] != rank_ || f.at_step != step) continue;
+  if (const Fault* fault = plan_.step_fault(rank_, step)) {
+    const Fault& f = *fault;
     std::lock_guard<std::mutex> lock(mu_);
     const int64_t t = now_ns();
     if (f.kind == FaultKind::kCrash) {
@@ -127,7 +127,7 @@ bool RankRunner::begin_step(int64_t step) {
   return true;
 }
 
-// Walks one step of the program, as FleetSim::interpret does. False on a runtime error.
+// Walks one step of the program, as the simulator's CpuStreams::interpret does. False on a runtime error.
 bool RankRunner::interpret(int64_t step) {
   uint32_t pc = 0;
   while (pc < plan_.program.size()) {
@@ -153,10 +153,7 @@ bool RankRunner::interpret(int64_t step) {
 }
 
 const Fault* RankRunner::op_fault(int64_t step, uint32_t op_index) const {
-  const std::string& name = plan_.sources[plan_.ops[op_index].source].name;
-  for (const Fault& f : plan_.op_faults)
-    if (f.ranks[0] == rank_ && f.at_step == step && f.op == name) return &f;
-  return nullptr;
+  return plan_.op_fault(rank_, step, op_index);
 }
 
 void RankRunner::enter_state(int state) {
@@ -230,8 +227,8 @@ void RankRunner::issue_work(int64_t step, uint32_t op_index, const Fault* fault)
   w.group = op.group;
   w.op = op_index;
   w.step = step;
-  w.bytes = fault && fault->bytes ? *fault->bytes : op.bytes;
-  w.dtype = fault && fault->dtype ? *fault->dtype : op.dtype;
+  w.bytes = Plan::issued_bytes(op, fault);
+  w.dtype = Plan::issued_dtype(op, fault);
   w.peer = p2p ? rank_ + op.peer_dir * plan_.tp * plan_.dp : -1;
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -73,10 +73,20 @@ struct Plan {
   // Faults by kind, sorted by rank; each rank has at most one stall and one crash.
   std::vector<Fault> step_faults;   // kStall, kCrash: checked when a rank starts a step
   std::vector<Fault> op_faults;     // kSkip, kMismatch, kStall with `op`: checked when a rank issues an op
+  std::vector<std::vector<uint32_t>> op_fault_ops;  // parallel to op_faults: the Plan::ops its `op` names
   std::vector<Fault> stragglers;    // kStraggler
   std::vector<int> absent_ranks;    // kAbsent: ranks that never start
   std::vector<Fault> link_faults;   // kLink, kGpuDirect, kNicAffinity
   std::vector<Fault> nic_faults;    // kNicDown
+
+  // Fault hooks: what every executor (the simulator's and the real runners')
+  // asks as rank `rank` starts `step`, and as it issues op `op_index` in it.
+  // Null when no fault hits. Op names were resolved to op indices at compile.
+  const Fault* step_fault(int rank, int64_t step) const;               // crash, or a stall at the step's start
+  const Fault* op_fault(int rank, int64_t step, uint32_t op_index) const;  // skip, mismatch, a stall inside the op
+  // What a rank issues for `op` under `fault` (a mismatch changes bytes and/or dtype).
+  static int64_t issued_bytes(const PlanOp& op, const Fault* fault);
+  static DType issued_dtype(const PlanOp& op, const Fault* fault);
 
   bool group_exists(GroupKind g) const;
   // Process-group layout. Instances of a kind are numbered 0..count-1.

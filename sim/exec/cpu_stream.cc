@@ -24,7 +24,7 @@ CpuStreams::CpuStreams(ExecContext& ctx, GpuStreams& gpu, Watchdog& watchdog, Fa
 void CpuStreams::begin_step(int r) {
   const auto ru = static_cast<size_t>(r);
   fabric_.begin_step(r, step_[ru]);  // a NIC dies as the first GPU it serves starts at_step
-  const Fault* f = faults_.step_fault(r, step_[ru]);
+  const Fault* f = ctx_.plan.step_fault(r, step_[ru]);
   if (!f) return;
   if (f->kind == FaultKind::kCrash) {
     faults_.crash(r, step_[ru], *f);
@@ -198,13 +198,10 @@ bool CpuStreams::issue_work(int r, uint32_t op_index) {
   w.op = op_index;
   w.peer = peer;
   w.step = step_[ru];
-  w.bytes = op.bytes;
-  w.dtype = op.dtype;
-  if (fault) {
-    if (fault->bytes) w.bytes = *fault->bytes;
-    if (fault->dtype) w.dtype = *fault->dtype;
+  w.bytes = Plan::issued_bytes(op, fault);
+  w.dtype = Plan::issued_dtype(op, fault);
+  if (fault)
     for (Observer* o : ctx_.obs) o->on_fault(r, now, *fault);
-  }
   w.created = now;
   for (Observer* o : ctx_.obs) o->on_work_enqueued(w);
   watchdog_.on_enqueue();
@@ -216,11 +213,7 @@ bool CpuStreams::issue_work(int r, uint32_t op_index) {
 // The skip/mismatch/stall fault that applies to `r` issuing `op_index` now, if any.
 const Fault* CpuStreams::op_fault(int r, uint32_t op_index) const {
   const auto ru = static_cast<size_t>(r);
-  if (!has_op_fault_[ru]) return nullptr;
-  const std::string& name = ctx_.plan.sources[ctx_.plan.ops[op_index].source].name;
-  for (const Fault& f : ctx_.plan.op_faults)
-    if (f.ranks[0] == r && f.at_step == step_[ru] && f.op == name) return &f;
-  return nullptr;
+  return has_op_fault_[ru] ? ctx_.plan.op_fault(r, step_[ru], op_index) : nullptr;
 }
 
 void CpuStreams::end_step(int r) {

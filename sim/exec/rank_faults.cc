@@ -15,12 +15,6 @@ void RankFaults::mark_absent() {
   }
 }
 
-const Fault* RankFaults::step_fault(int r, int64_t step) const {
-  for (const Fault& f : ctx_.plan.step_faults)
-    if (f.ranks[0] == r && f.at_step == step) return &f;
-  return nullptr;
-}
-
 void RankFaults::crash(int r, int64_t step, const Fault& f) {
   ctx_.mark_dead(r);
   gpu_.kill(r, step);

@@ -20,8 +20,6 @@ class RankFaults {
 
   // Before t = 0: absent ranks are dead from the start (they never dump either).
   void mark_absent();
-  // The crash or stall that hits `r` as it starts `step`, or null.
-  const Fault* step_fault(int r, int64_t step) const;
   // Rank r's process dies now, during `step`, of fault `f`.
   void crash(int r, int64_t step, const Fault& f);
 

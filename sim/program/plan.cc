@@ -114,6 +114,30 @@ std::vector<LinkDegradation> Plan::node_degradations(const std::vector<std::pair
   return out;
 }
 
+const Fault* Plan::step_fault(int rank, int64_t step) const {
+  for (const Fault& f : step_faults)
+    if (f.ranks[0] == rank && f.at_step == step) return &f;
+  return nullptr;
+}
+
+const Fault* Plan::op_fault(int rank, int64_t step, uint32_t op_index) const {
+  for (size_t i = 0; i < op_faults.size(); ++i) {
+    const Fault& f = op_faults[i];
+    if (f.ranks[0] != rank || f.at_step != step) continue;
+    for (uint32_t o : op_fault_ops[i])
+      if (o == op_index) return &f;
+  }
+  return nullptr;
+}
+
+int64_t Plan::issued_bytes(const PlanOp& op, const Fault* fault) {
+  return fault && fault->bytes ? *fault->bytes : op.bytes;
+}
+
+DType Plan::issued_dtype(const PlanOp& op, const Fault* fault) {
+  return fault && fault->dtype ? *fault->dtype : op.dtype;
+}
+
 bool Plan::nic_serves(int rank, int node, int nic) const {
   const int gpn = scenario.fleet.gpus_per_node;
   const int gpus_per_nic = std::max(1, gpn / std::max(1, scenario.fleet.nics_per_node));
@@ -292,6 +316,13 @@ Result<Plan> compile_plan(const Scenario& scenario) {
       case FaultFamily::kFabric: plan.link_faults.push_back(f); break;
       case FaultFamily::kNicDown: plan.nic_faults.push_back(f); break;
     }
+  }
+  for (const Fault& f : plan.op_faults) {  // resolve op names once: executors compare indices
+    std::vector<uint32_t> ops;
+    for (uint32_t i = 0; i < plan.ops.size(); ++i)
+      if (plan.sources[plan.ops[i].source].name == f.op) ops.push_back(i);
+    FLEETSIM_CHECK(!ops.empty());  // the loader checked that `op` names an op
+    plan.op_fault_ops.push_back(std::move(ops));
   }
   return plan;
 }
