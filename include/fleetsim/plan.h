@@ -13,7 +13,7 @@
 #include "fleetsim/cost_model.h"
 #include "fleetsim/scenario.h"
 #include "fleetsim/status.h"
-#include "sim/program/expr.h"
+#include "fleetsim/expr.h"
 
 namespace fleetsim {
 

@@ -3,7 +3,7 @@
 
 #include "sim/io/scenario_loader.h"
 #include "sim/io/units.h"
-#include "sim/program/expr.h"
+#include "fleetsim/expr.h"
 
 namespace fleetsim {
 namespace {

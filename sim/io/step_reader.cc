@@ -6,7 +6,7 @@
 
 #include "sim/io/jitter_reader.h"
 #include "sim/io/scenario_reader.h"
-#include "sim/program/expr.h"
+#include "fleetsim/expr.h"
 
 namespace fleetsim {
 namespace {

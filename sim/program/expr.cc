@@ -2,7 +2,7 @@
 // straight to a flat postfix program, and a stack machine that evaluates it
 // with a fixed-size stack (no allocation). && and || short-circuit through
 // jumps, so `step > 0 && 100 % step == 0` never divides by zero.
-#include "sim/program/expr.h"
+#include "fleetsim/expr.h"
 
 #include <algorithm>
 #include <limits>

@@ -1,7 +1,7 @@
-// Tests for sim/program/expr.h: precedence and evaluation, short-circuit
+// Tests for fleetsim/expr.h: precedence and evaluation, short-circuit
 // logic, division by zero, located parse errors with did-you-mean, and
 // evaluation that does not allocate.
-#include "sim/program/expr.h"
+#include "fleetsim/expr.h"
 
 #include <gtest/gtest.h>
 
