@@ -125,8 +125,7 @@ std::optional<Fault> ScenarioReader::read_fault(const YamlNode& n) {
   for (const char* k : kind->keys)
     if (k) keys.push_back(k);
   if (!check_map(body, what, keys)) return std::nullopt;
-  if (f.kind == FaultKind::kLink || f.kind == FaultKind::kGpuDirect || f.kind == FaultKind::kNicAffinity ||
-      f.kind == FaultKind::kNicDown) {
+  if (kind->family == FaultFamily::kFabric || kind->family == FaultFamily::kNicDown) {
     read_fabric_fault(body, what, &f);
     if (f.kind == FaultKind::kNicDown) read_fault_step(body, "at_step", what, true, &f.at_step);
     if (error_count() != errors_before) return std::nullopt;
@@ -173,11 +172,7 @@ std::optional<Fault> ScenarioReader::read_fault(const YamlNode& n) {
     case FaultKind::kCrash:
       read_fault_step(body, "at_step", what, true, &f.at_step);
       break;
-    case FaultKind::kAbsent:
-    case FaultKind::kLink:
-    case FaultKind::kGpuDirect:
-    case FaultKind::kNicAffinity:
-    case FaultKind::kNicDown:
+    default:  // absent: ranks only; fabric faults were read above
       break;
     case FaultKind::kSkip:
     case FaultKind::kMismatch:
