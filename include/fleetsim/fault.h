@@ -21,6 +21,7 @@ enum class FaultKind : uint8_t {
   kGpuDirect,  // GPUDirect RDMA off on `nodes`: NIC traffic is staged through host memory
   kNicAffinity,// GPU `gpu` of `node` uses a NIC on the remote NUMA node (no GPUDirect, host-staged)
   kNicDown,    // NIC `nic` of `node` goes down at at_step: no failover; NCCL errors after the IB retry timeout
+  kNvlink,     // GPU `gpu` of `node` has `fraction` of its NVLink bandwidth (a degraded NVLink or NVSwitch port)
 };
 
 // Compute-time faults share FaultKind::kStraggler (they only stretch compute
@@ -86,6 +87,8 @@ inline constexpr FaultSpec kFaultSpecs[] = {
      "GPU `gpu` of `node` uses a NIC on the other CPU socket (host-staged)"},
     {"nic_down", FaultKind::kNicDown, SlowMode::kPersistent, FaultFamily::kNicDown, true, {"node", "nic", "at_step"},
      "NIC `nic` of `node` dies at at_step: no failover, NCCL errors after the IB retry timeout"},
+    {"nvlink", FaultKind::kNvlink, SlowMode::kPersistent, FaultFamily::kFabric, false, {"node", "gpu", "bandwidth"},
+     "GPU `gpu` of `node` keeps `bandwidth` of its NVLink bandwidth (a degraded NVLink or NVSwitch port)"},
 };
 
 // The YAML key of a kind (for kStraggler: "straggler").

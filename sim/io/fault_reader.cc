@@ -240,16 +240,22 @@ void ScenarioReader::read_fabric_fault(const YamlNode& body, const std::string& 
     bounded("nic", s_.fleet.nics_per_node, "NIC", &f->nic);
     return;
   }
-  if (f->kind == FaultKind::kLink) {
-    bounded("nic", s_.fleet.nics_per_node, "NIC", &f->nic);
+  auto bandwidth = [&](const char* of_what) {
     if (const YamlNode* v = require(body, "bandwidth", what)) {
       if (auto p = as_percent(*v, what + ".bandwidth")) {
         if (*p > 0 && *p <= 1) f->fraction = *p;
-        else error(v->loc, "'" + what + ".bandwidth' is the share of the NIC's rate left, in (0%, 100%] (got " +
+        else error(v->loc, "'" + what + ".bandwidth' is the share of the " + of_what + " left, in (0%, 100%] (got " +
                                v->scalar + ")");
       }
     }
-    return;
+  };
+  if (f->kind == FaultKind::kLink) {
+    bounded("nic", s_.fleet.nics_per_node, "NIC", &f->nic);
+    return bandwidth("NIC's rate");
+  }
+  if (f->kind == FaultKind::kNvlink) {
+    bounded("gpu", s_.fleet.gpus_per_node, "GPU", &f->gpu);
+    return bandwidth("GPU's NVLink bandwidth");
   }
   bounded("gpu", s_.fleet.gpus_per_node, "GPU", &f->gpu);
   if (const YamlNode* v = require(body, "numa", what)) {

@@ -42,6 +42,15 @@ std::optional<LinkDegradation> fabric_degradation(const Fault& f, const Fleet& f
         return std::nullopt;
       d.kind = DegradeKind::kRemoteNuma;
       return d;
+    case FaultKind::kNvlink: {
+      // NVLink carries only the traffic between the group's GPUs on one node.
+      const auto it = std::find(locals.begin(), locals.end(), f.gpu);
+      if (f.node != node || it == locals.end() || locals.size() < 2) return std::nullopt;
+      d.kind = DegradeKind::kNvlinkRate;
+      d.index = static_cast<int>(it - locals.begin());  // the GPU's place among the group's GPUs on the node
+      d.fraction = f.fraction;
+      return d;
+    }
     default:
       return std::nullopt;  // not a fabric fault
   }

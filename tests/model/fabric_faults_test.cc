@@ -55,6 +55,38 @@ TEST(FabricFaults, GpuDirectAndNumaMapToTheirGroups) {
   EXPECT_TRUE(n.group_degradations(GroupKind::kDp, 4).empty());
 }
 
+// A degraded NVLink touches the groups with two or more members on that node
+// that include the GPU (the node's tp ring, the world), at the GPU's place among
+// them; a ring with one GPU per node (dp) never uses NVLink.
+TEST(FabricFaults, NvlinkTouchesOnlyTheNodesRingsThroughThatGpu) {
+  const Plan p = plan_with("faults:\n  - nvlink: {node: 1, gpu: 3, bandwidth: 25%}\n");
+  for (int inst = 0; inst < p.group_count(GroupKind::kTp); ++inst) {
+    const auto d = p.group_degradations(GroupKind::kTp, inst);
+    if (inst != 1) {
+      EXPECT_TRUE(d.empty()) << inst;
+      continue;
+    }
+    ASSERT_EQ(d.size(), 1u);
+    EXPECT_EQ(d[0].kind, DegradeKind::kNvlinkRate);
+    EXPECT_EQ(d[0].node, 0);   // the tp group's only node
+    EXPECT_EQ(d[0].index, 3);  // GPU 3 among its eight
+    EXPECT_DOUBLE_EQ(d[0].fraction, 0.25);
+  }
+  for (int inst = 0; inst < p.group_count(GroupKind::kDp); ++inst)
+    EXPECT_TRUE(p.group_degradations(GroupKind::kDp, inst).empty()) << inst;
+  const auto world = p.group_degradations(GroupKind::kWorld, 0);
+  ASSERT_EQ(world.size(), 1u);
+  EXPECT_EQ(world[0].node, 1);
+  // The healthy-fabric time of the node's 1 GiB tp all-reduce stretches about fourfold.
+  auto cost = make_cost_model(p);
+  ASSERT_TRUE(cost.ok());
+  const GroupShape tp = p.group_shape(GroupKind::kTp, 1);
+  const double t = (*cost)->collective_time(OpKind::kAllReduce, int64_t{1} << 30, tp).to_seconds();
+  const double t_slow = (*cost)->collective_time_degraded(OpKind::kAllReduce, int64_t{1} << 30, tp,
+                                                          p.group_degradations(GroupKind::kTp, 1)).to_seconds();
+  EXPECT_GT(t_slow / t, 3.5);
+}
+
 double mean_step_s(const Plan& p) {
   auto cost = make_cost_model(p);
   EXPECT_TRUE(cost.ok());
