@@ -94,7 +94,11 @@ inline constexpr const char* kSmActive = "sm_active";        // DCGM SM activity
 inline constexpr const char* kTensorActive = "tensor_active";// DCGM tensor-pipe activity, 0-1
 inline constexpr const char* kNicTxBytes = "nic_tx_bytes";   // cumulative bytes sent through the NICs
 inline constexpr const char* kTelemetry[] = {kTimeS, kRank, kGpuUtil, kSmActive, kTensorActive, kNicTxBytes, kStep};
-// A real run appends the CPU's own use (validate/), and with NVML the driver's figures.
+// The simulator appends the bytes each rank sent over NVLink (DCGM's NVLink TX
+// counter); a real run appends instead the CPU's own use (validate/), and with
+// NVML the driver's figures.
+inline constexpr const char* kNvlinkTxBytes = "nvlink_tx_bytes";
+inline constexpr const char* kTelemetrySim[] = {kNvlinkTxBytes};
 inline constexpr const char* kTelemetryReal[] = {"cpu_util"};
 inline constexpr const char* kTelemetryNvml[] = {"nvml_util", "sm_clock_mhz", "power_w", "pcie_tx_kBps",
                                                  "pcie_rx_kBps"};

@@ -1,7 +1,9 @@
 // telemetry.csv: what nvidia-smi, DCGM and the NIC counters would show, sampled
 // every job.telemetry_period for a chosen set of ranks. Each row covers the
 // period ending at time_s. An NCCL kernel counts as busy whether it moves data
-// or spins waiting for peers: that is why a hung job reads 100%.
+// or spins waiting for peers: that is why a hung job reads 100%. NIC and NVLink
+// byte counters (as the NIC's port counters and DCGM's NVLink TX counter count)
+// grow while data moves and stay flat while a kernel spins.
 #pragma once
 
 #include <cstdio>
@@ -34,13 +36,15 @@ class Telemetry final : public Observer {
     SimTime since{};
     double busy_ns = 0, sm_ns = 0, tensor_ns = 0;  // within the current period
     int64_t step = 0;                              // 0 until the GPU first works on a step
-    int64_t nic_done = 0;                          // bytes of finished transfers
+    int64_t nic_done = 0, nvl_done = 0;            // bytes of finished transfers (NIC, NVLink)
     SimTime xfer_begin{}, xfer_end{};
-    int64_t xfer_bytes = 0;
+    int64_t xfer_bytes = 0, xfer_nvl_bytes = 0;
   };
   void accrue(RankTrack& k, SimTime t) const;
+  int64_t nvlink_bytes(const WorkRecord& w, int64_t nic_bytes) const;
   void emit(SimTime t, int64_t period_ns);
 
+  const Plan& plan_;
   std::vector<int> ranks_;
   std::vector<int32_t> slot_;  // rank -> index into tracks_, -1 if not sampled
   std::vector<RankTrack> tracks_;

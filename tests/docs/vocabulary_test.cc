@@ -107,7 +107,8 @@ TEST(Vocabulary, OutputsInTheRunRecordDocsMatchTheTable) {
 // docs/run-record.md quotes the CSV headers the writers print.
 TEST(Vocabulary, CsvHeadersInTheRunRecordDocsMatchTheColumns) {
   const std::string doc = read_doc("run-record.md");
-  for (const std::string& header : {csv_header(columns::kSteps), csv_header(columns::kTelemetry)}) {
+  for (const std::string& header :
+       {csv_header(columns::kSteps), csv_header(columns::kTelemetry, columns::kTelemetrySim)}) {
     const std::string quoted = "`" + header.substr(0, header.size() - 1) + "`";
     EXPECT_NE(doc.find(quoted), std::string::npos) << "docs/run-record.md does not quote " << quoted;
   }

@@ -51,18 +51,19 @@ struct Row {
   double sm, tensor;
   long long nic;
   long long step;
+  long long nvlink;
 };
 
 std::vector<Row> telemetry(const fs::path& dir) {
   std::ifstream f(dir / "telemetry.csv");
   std::string line;
   std::getline(f, line);
-  EXPECT_EQ(line, "time_s,rank,gpu_util,sm_active,tensor_active,nic_tx_bytes,step");
+  EXPECT_EQ(line, "time_s,rank,gpu_util,sm_active,tensor_active,nic_tx_bytes,step,nvlink_tx_bytes");
   std::vector<Row> rows;
   while (std::getline(f, line)) {
     Row r{};
-    EXPECT_EQ(std::sscanf(line.c_str(), "%lf,%d,%d,%lf,%lf,%lld,%lld", &r.t, &r.rank, &r.util, &r.sm, &r.tensor,
-                          &r.nic, &r.step), 7);
+    EXPECT_EQ(std::sscanf(line.c_str(), "%lf,%d,%d,%lf,%lf,%lld,%lld,%lld", &r.t, &r.rank, &r.util, &r.sm,
+                          &r.tensor, &r.nic, &r.step, &r.nvlink), 8);
     rows.push_back(r);
   }
   return rows;
@@ -99,11 +100,11 @@ TEST_F(Step400, HangsAtStep400AndWatchdogFiresTenMinutesLater) {
 }
 
 // From the hang to the watchdog every rank reads 100% GPU utilization with no
-// tensor work and flat NIC counters: spinning NCCL kernels look like work.
+// tensor work and flat NIC and NVLink counters: spinning NCCL kernels look like work.
 TEST_F(Step400, EveryGpuSpinsAtFullUtilizationDuringTheHang) {
   const double from = run_->result.hang.stuck_since.to_seconds() + 2.0;  // the rest drain into the hang
   const double to = run_->result.hang.detected_at.to_seconds();
-  std::map<int, long long> nic_at_start;
+  std::map<int, long long> nic_at_start, nvlink_at_start;
   int rows = 0;
   for (const Row& r : telemetry(*dir_)) {
     if (r.t < from || r.t > to) continue;
@@ -115,9 +116,26 @@ TEST_F(Step400, EveryGpuSpinsAtFullUtilizationDuringTheHang) {
     if (!fresh) {
       EXPECT_EQ(r.nic, it->second) << "rank " << r.rank << " NIC moved at " << r.t;
     }
+    auto [nv, nv_fresh] = nvlink_at_start.emplace(r.rank, r.nvlink);
+    if (!nv_fresh) {
+      EXPECT_EQ(r.nvlink, nv->second) << "rank " << r.rank << " NVLink moved at " << r.t;
+    }
   }
   EXPECT_EQ(nic_at_start.size(), 32u);
   EXPECT_GT(rows, 32 * 500);
+}
+
+// Before the hang data moved: each rank's tensor-parallel all-reduces (eight GPUs
+// on one node) went over NVLink, 2(n-1)/n of the 64 MiB a step, and its
+// data-parallel ring (one GPU a node) over the NICs only.
+TEST_F(Step400, NvlinkBytesCountTheTensorParallelTraffic) {
+  const double stuck = run_->result.hang.stuck_since.to_seconds();
+  long long last = -1;
+  for (const Row& r : telemetry(*dir_))
+    if (r.rank == 5 && r.t < stuck) last = r.nvlink;
+  const long long per_step = 2 * 7 * (64LL << 20) / 8;
+  EXPECT_GE(last, 390 * per_step);  // about 399 steps' worth by the hang
+  EXPECT_LE(last, 400 * per_step);
 }
 
 // Rank 0's world group has enqueued one collective more than every other rank.
