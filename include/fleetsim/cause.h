@@ -20,12 +20,13 @@ enum class Cause : uint8_t {
   kStraggler,
   kRotatingStraggler,
   kSlowLink,
+  kNvlinkDegraded,
   kNetworkError,
   kRanksAbsent,
   kCpuBlocked,
   kUnknown,
 };
-inline constexpr int kCauseCount = 13;
+inline constexpr int kCauseCount = 14;
 
 struct CauseSpec {
   Cause cause;
@@ -46,6 +47,8 @@ inline constexpr CauseSpec kCauses[kCauseCount] = {
     {Cause::kRotatingStraggler, "rotating_straggler",
      "a slow run: transient stalls that hit a different rank each time"},
     {Cause::kSlowLink, "slow_link", "a slow run: one group's bus bandwidth far below its siblings' or the model's"},
+    {Cause::kNvlinkDegraded, "nvlink_degraded",
+     "a slow run: groups within one node far below the model's bandwidth (NVLink or NVSwitch)"},
     {Cause::kNetworkError, "network_error", "NCCL reported a network error (a NIC or link down)"},
     {Cause::kRanksAbsent, "ranks_absent", "ranks that never started: no dump, no log, nothing completed"},
     {Cause::kCpuBlocked, "cpu_blocked", "every GPU idle: all ranks blocked on CPU-side work (a store barrier)"},

@@ -265,7 +265,12 @@ void WalkContext::blame_hang() {
 
 void WalkContext::blame_model_slow_link() {
   const ModelSlowLink& m = *model.slow;
-  d.cause = Cause::kSlowLink;
+  // A slow group whose members all sit on one node moves its data over NVLink only:
+  // no NIC or cable can be at fault (the record's model says how many GPUs a node has).
+  bool one_node = rec.model && rec.model->gpus_per_node > 0 && !m.all_slow;
+  for (const std::vector<int>& members : m.slow)
+    for (int r : members) one_node = one_node && r / rec.model->gpus_per_node == members.front() / rec.model->gpus_per_node;
+  d.cause = one_node ? Cause::kNvlinkDegraded : Cause::kSlowLink;
   d.pg_name = m.pg_name;
   d.pg_desc = m.pg_desc;
   d.op_name = m.op_name;
@@ -283,7 +288,9 @@ void WalkContext::blame_model_slow_link() {
   note(5, m.all_slow ? "every " + m.pg_desc + " group (" + std::to_string(m.instances) + ") is slow: timing alone "
                        "cannot localize the link, as every group crosses it -> slow_link, no culprit rank"
                      : std::to_string(m.slow.size()) + " of " + std::to_string(m.instances) + " " + m.pg_desc +
-                           " groups slow, ranks " + format_ranks(d.culprit_ranks) + " -> slow_link");
+                           " groups slow, ranks " + format_ranks(d.culprit_ranks) +
+                           (one_node ? ", each within one node: only NVLink carries its data -> nvlink_degraded"
+                                     : " -> slow_link"));
 }
 
 void WalkContext::blame_window() {
@@ -403,6 +410,12 @@ std::string WalkContext::advice() const {
       }
       return "Run nccl-tests on the node pairs of " + who + ", check NIC/cable errors and link speeds "
              "(ibstat), and bisect the group.";
+    case Cause::kNvlinkDegraded:
+      return "The slow group talks over NVLink only, so a GPU's NVLink or an NVSwitch port on the node of " +
+             who + " is degraded. On that node: nvidia-smi nvlink --status (link speeds; a link down or "
+             "trained slow), nvidia-smi nvlink -e (error counters), nvidia-smi -q for XIDs and row remaps, "
+             "dcgmi diag -r 2; nccl-tests all_reduce_perf on that node alone against a healthy one. Drain the "
+             "node if a link is down.";
     case Cause::kRanksAbsent:
       return "The job started without its full gang: " + who + " never ran. Check the scheduler and the "
              "launcher's logs on their nodes (container pull, OOM at start, a bad node), then relaunch; "

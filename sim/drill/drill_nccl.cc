@@ -380,6 +380,12 @@ std::string render_nccl_tests(const Incident& inc, int node, int node2) {
   }
   std::snprintf(buf, sizeof buf, "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : %.2f\n", sum / n);
   out += buf;
+  if (!pair && sum < 0.9 * healthy_sum) {
+    std::snprintf(buf, sizeof buf, "(%.0f%% of the %.2f GB/s the fleet's other nodes reach: this test crosses no NIC, "
+                  "so NVLink or an NVSwitch port on node%d is slow; check nvidia-smi nvlink --status and -e there)\n",
+                  100.0 * sum / healthy_sum, healthy_sum / n, node);
+    return out + buf;
+  }
   if (!pair) {
     return out + "(in line with the fleet's other nodes: NVLink on this node is healthy; this test crosses no NIC, "
                  "so run node pairs (`nccl-tests A B`) to test the network)\n";

@@ -51,6 +51,9 @@ std::vector<PathStep> fastest_path(diagnose::Cause c) {
     case Cause::kRotatingStraggler:
       return {{1, "hang or slow?", "steps", false}, {2, "utilization", "nvidia-smi", false},
               {5, "flight recorder timing", "fr dump", true}, {8, "hardware", "bisect", false}};
+    case Cause::kNvlinkDegraded:  // a single node's all_reduce_perf shows it; node pairs hide it in the NIC time
+      return {{1, "hang or slow?", "steps", false}, {2, "utilization", "nvidia-smi", false},
+              {8, "one node alone", "nccl-tests NODE", true}};
     default: return {{1, "hang or slow?", "logs", false}, {6, "NCCL", "ncclras", false}};
   }
 }
@@ -139,7 +142,7 @@ int int_arg(std::istringstream& args, int fallback) {
 int Session::cost_of(const std::string& cmd) const {
   static const std::map<std::string, int> kCost = {
       {"logs", 2}, {"steps", 1}, {"nvidia-smi", 1}, {"py-spy dump RANK", 2}, {"py-spy dump all", 5},
-      {"fr dump", 5}, {"ncclras", 1}, {"nccl-tests", 10}, {"hint", 3}};
+      {"fr dump", 5}, {"ncclras", 1}, {"nccl-tests", 10}, {"nccl-tests NODE", 10}, {"hint", 3}};
   if (cmd == "rerun") return rerun_minutes(inc_);
   if (cmd == "bisect") return rerun_minutes(inc_) + 5;
   auto it = kCost.find(cmd);
@@ -266,6 +269,8 @@ std::string Session::evidence_for(int order) const {
     const std::string frame = stack.substr(at + 5, stack.find('\n', at + 1) - at - 5);
     return "rank " + std::to_string(d.culprit_ranks.front()) + "'s stack differs: " + frame;
   }
+  if (order == 8 && inc_.diagnosis.cause == diagnose::Cause::kNvlinkDegraded)
+    return "all_reduce_perf on the culprit's node alone runs far below the other nodes: its NVLink";
   if (order == 8) return "the half holding the culprit's node reproduces; nccl-tests rules the links in or out";
   for (const diagnose::Evidence& ev : d.evidence) {
     if (ev.step == std::min(order, 5) && ev.text.rfind("no ", 0) != 0) return ev.text;
