@@ -123,13 +123,18 @@ std::string str_or(const json& obj, const char* key) {
   return it->is_string() ? it->get<std::string>() : it->dump();
 }
 
+// A whole JSON file; a syntax error is a Diagnostic at FILE:LINE:COL.
+Result<json> read_json_file(const fs::path& p) {
+  std::optional<std::string> text = slurp(p);
+  if (!text) return folder_error(p.string(), "cannot read file");
+  return parse_json_text(*text, p.string());
+}
+
 // model.json (sim/observe/model_json.h). Every field is required: a file that is
 // there but malformed is bad input, not a model to trust partly.
 Result<ModelExpectations> read_model(const fs::path& p) {
   const std::string file = p.string();
-  std::optional<std::string> text = slurp(p);
-  if (!text) return folder_error(file, "cannot read file");
-  Result<json> parsed = parse_json_text(*text, file);
+  Result<json> parsed = read_json_file(p);
   if (!parsed) return parsed.errors();
   const json& root = *parsed;
   auto bad = [&](const std::string& what) { return folder_error(file, "expected " + what); };
@@ -164,9 +169,7 @@ Result<ModelExpectations> read_model(const fs::path& p) {
 
 Result<Summary> read_summary(const fs::path& p) {
   const std::string file = p.string();
-  std::optional<std::string> text = slurp(p);
-  if (!text) return folder_error(file, "cannot read file");
-  Result<json> parsed = parse_json_text(*text, file);
+  Result<json> parsed = read_json_file(p);
   if (!parsed) return parsed.errors();
   const json& root = *parsed;
   if (!root.is_object()) return folder_error(file, "summary.json must be a JSON object");

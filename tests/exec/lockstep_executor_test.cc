@@ -14,18 +14,14 @@
 #include "sim/exec/lockstep_executor.h"
 #include "sim/observe/straggler_stats.h"
 #include "sim/run/run.h"
+#include "tests/support/files.h"
 
 namespace fs = std::filesystem;
 
 namespace fleetsim {
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using test_support::slurp;
 
 Plan plan_of(const std::string& yaml) {
   auto s = load_scenario_text(yaml, "lockstep.yaml");

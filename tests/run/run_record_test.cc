@@ -15,18 +15,14 @@
 #include "fleetsim/cost_model.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/run/run.h"
+#include "tests/support/files.h"
 
 namespace fs = std::filesystem;
 
 namespace fleetsim {
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using test_support::slurp;
 
 fs::path temp_dir(const std::string& name) {
   fs::path d = fs::temp_directory_path() / ("fleetsim_test_" + name + "_" + std::to_string(::getpid()));
