@@ -22,6 +22,7 @@ struct RunArgs {
   std::optional<uint64_t> seed;
   std::string outputs;
   bool check_expect = false;
+  bool force = false;
   std::string executor = "auto";
 };
 
@@ -103,6 +104,7 @@ int do_run(const RunArgs& a) {
   opts.out_dir = a.out.empty() ? "runs/" + std::filesystem::path(a.scenario).stem().string() : a.out;
   if (!a.outputs.empty()) opts.outputs = split_list(a.outputs);
   opts.executor = a.executor;
+  opts.force = a.force;
   auto run = execute(*prepared, opts);
   if (!run.ok()) return print_errors(run.errors());
   print_summary(prepared->plan, *prepared->cost, *run);
@@ -117,6 +119,7 @@ void register_run_command(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand("run", "Simulate a scenario and write its RunRecord folder");
   cmd->add_option("scenario", args->scenario, "Scenario YAML file")->required();
   cmd->add_option("--out,-o", args->out, "Output folder (default runs/<scenario file name>)");
+  cmd->add_flag("--force", args->force, "Replace an earlier fleetsim run folder at --out (nothing else is ever replaced)");
   cmd->add_option("--seed", args->seed, "Override job.seed");
   cmd->add_option("--set", args->sets, "Override a scenario key: KEY=VALUE (dotted key, YAML value); repeatable");
   cmd->add_option("--outputs", args->outputs,

@@ -17,6 +17,7 @@
 #include "sim/diagnose/diagnose.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/model/calibration.h"
+#include "sim/run/out_dir.h"
 #include "sim/run/run.h"
 #include "validate/calibrate_job.h"
 #include "validate/launcher.h"
@@ -35,6 +36,7 @@ struct ValidateArgs {
   std::vector<std::string> sets;
   int ranks = 0;
   bool spin_demo = false;
+  bool force = false;
   int64_t spin_step = 3;
 };
 
@@ -149,6 +151,7 @@ void register_validate_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--timeout", a->timeout, "Watchdog timeout of the real and simulated runs (default 5s)");
   cmd->add_option("--grace", a->grace, "The launcher kills the job this long after the timeout (default 5s)");
   cmd->add_option("--out,-o", a->out, "Output folder (default runs/validate/<scenario file name>)");
+  cmd->add_flag("--force", a->force, "Replace an earlier fleetsim run folder at --out (nothing else is ever replaced)");
   cmd->add_option("--calibration", a->calibration, "Calibration file (default: a quick calibration is run first)");
   cmd->add_option("--time-scale", a->time_scale, "Scenario durations times this (default 0.1)");
   cmd->add_option("--bytes-scale", a->bytes_scale, "Scenario bytes times this (default 1/1024)");
@@ -165,6 +168,10 @@ struct Prepared {
   Duration grace{};
   std::optional<Calibration> calibration;
 };
+
+std::string out_folder(const ValidateArgs& a) {
+  return a.out.empty() ? "runs/validate/" + fs::path(a.scenario).stem().string() : a.out;
+}
 
 // Everything that can be bad input is checked here, before anything is written.
 Result<Prepared> prepare(const ValidateArgs& a) {
@@ -193,6 +200,7 @@ Result<Prepared> prepare(const ValidateArgs& a) {
     return bad("--ranks", "the scenario has " + std::to_string(plan->ranks) + " ranks, not " +
                               std::to_string(a.ranks) + " (set fleet.nodes / fleet.gpus_per_node with --set)");
   p.plan = std::move(*plan);
+  if (auto out = check_out_dir(out_folder(a), a.force, a.scenario); !out.ok()) return out.errors();
   if (!a.calibration.empty()) {
     auto c = load_calibration(a.calibration);
     if (!c.ok()) return c.errors();
@@ -245,14 +253,13 @@ int do_validate(const ValidateArgs& a) {
   auto prep = prepare(a);
   if (!prep.ok()) return fail(prep.errors());
   const Plan& plan = prep->plan;
-  const std::string out = a.out.empty() ? "runs/validate/" + fs::path(a.scenario).stem().string() : a.out;
-  const std::string tmp = out + ".tmp-" + std::to_string(::getpid());
+  auto staged = StagedRunDir::open(out_folder(a), a.force, a.scenario);  // removed unless committed
+  if (!staged.ok()) return fail(staged.errors());
+  const std::string tmp = staged->tmp();
   std::error_code ec;
-  fs::remove_all(tmp, ec);
   fs::create_directories(tmp + "/real/fr", ec);
   fs::create_directories(tmp + "/real/" + std::string(validate::kPartsDir), ec);
   if (ec) return fail("error: cannot create " + tmp + ": " + ec.message());
-  auto cleanup = [&](int rc) { fs::remove_all(tmp, ec); return rc; };
   const bool gpu = a.backend == "nccl";
   std::optional<Calibration> calib;
   if (prep->calibration) {
@@ -263,7 +270,7 @@ int do_validate(const ValidateArgs& a) {
     std::printf("calibrate  quick sweep of the scenario's collectives (%d ranks) ...\n", plan.ranks);
     std::fflush(stdout);
     auto c = quick_calibration(plan, tmp + "/calibration.yaml", a.hostfile, a.backend);
-    if (!c.ok()) { for (const auto& d : c.errors()) std::fprintf(stderr, "%s\n", d.to_string().c_str()); return cleanup(1); }
+    if (!c.ok()) { for (const auto& d : c.errors()) std::fprintf(stderr, "%s\n", d.to_string().c_str()); return 1; }
     calib = *c;
   }
   const validate::Scaling& k = prep->scaling;
@@ -288,25 +295,24 @@ int do_validate(const ValidateArgs& a) {
               a.spin_demo ? (", spin demo at step " + std::to_string(a.spin_step)).c_str() : "");
   std::fflush(stdout);
   const auto lr = validate::launch(ls);
-  if (!lr) return cleanup(fail("error: cannot start mpirun"));
+  if (!lr) return fail("error: cannot start mpirun");
   validate::LaunchInfo info{lr->exit_code, lr->killed, lr->wall_s, k.time_scale, k.bytes_scale, lr->command, a.backend};
   auto real = validate::merge_parts(plan, tmp + "/real", info);
-  if (!real.ok()) return cleanup(fail(real.errors()));
+  if (!real.ok()) return fail(real.errors());
   Result<PreparedRun> simulated =
       calib ? Result<PreparedRun>(prepare_run(plan, make_calibrated_model(*calib, plan.scenario.fleet,
                                                                           plan.scenario.job.nccl_algo,
                                                                           plan.scenario.job.nccl_proto)))
             : prepare_run(plan);
-  if (!simulated.ok()) return cleanup(fail(simulated.errors()));
+  if (!simulated.ok()) return fail(simulated.errors());
   const CostModel* model = simulated->cost.get();
   RunOptions sim_opts;
   sim_opts.out_dir = tmp + "/sim";
   auto sim = execute(*simulated, sim_opts);
-  if (!sim.ok()) return cleanup(fail(sim.errors()));
-  fs::remove_all(out, ec);
-  fs::create_directories(fs::path(out).parent_path().empty() ? "." : fs::path(out).parent_path(), ec);
-  fs::rename(tmp, out, ec);
-  if (ec) return cleanup(fail("error: cannot move the finished run into " + out + ": " + ec.message()));
+  if (!sim.ok()) return fail(sim.errors());
+  auto committed = staged->commit();
+  if (!committed.ok()) return fail(committed.errors());
+  const std::string& out = *committed;
   const Side r = read_side(gpu ? "real (nccl, " + std::to_string(plan.ranks) + " GPUs)"
                                : "real (mpi, " + std::to_string(plan.ranks) + " processes)",
                            plan, real->result, out + "/real");

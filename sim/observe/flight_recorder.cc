@@ -4,6 +4,8 @@
 // 100 ms poll: a state change is "discovered" at the next poll after it.
 #include "sim/observe/flight_recorder.h"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -145,8 +147,11 @@ void FlightRecorder::on_dump(int rank, SimTime t) {
   const auto r = static_cast<size_t>(rank);
   if (written_[r] || dead_[r]) return;
   written_[r] = 1;
-  std::ofstream f(dir_ + "/rank_" + std::to_string(rank) + ".json", std::ios::binary);
+  const std::string name = "rank_" + std::to_string(rank) + ".json";
+  std::ofstream f(dir_ + "/" + name, std::ios::binary);
   f << dump_json(rank, t);
+  f.close();
+  if (!f && write_error_.empty()) write_error_ = "fr/" + name + ": " + std::strerror(errno ? errno : EIO);
 }
 
 void FlightRecorder::on_end(SimTime t, Outcome) {

@@ -25,6 +25,9 @@ class FlightRecorder final : public Observer {
   void on_dump(int rank, SimTime t) override;
   void on_end(SimTime t, Outcome o) override;
 
+  // "" or the first dump file that could not be written, with why ("PATH: REASON").
+  const std::string& write_error() const { return write_error_; }
+
   // The JSON text of rank's dump as of time t (exposed for tests).
   std::string dump_json(int rank, SimTime t) const;
 
@@ -41,6 +44,7 @@ class FlightRecorder final : public Observer {
   std::vector<uint32_t> count_;        // records ever made, per rank
   std::vector<uint8_t> written_, dead_;
   std::vector<int64_t> last_enq_, last_start_, last_done_;  // pg_status, per rank and group
+  std::string write_error_;
 };
 
 }  // namespace fleetsim

@@ -6,7 +6,9 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -19,6 +21,7 @@
 #include "sim/observe/straggler_stats.h"
 #include "sim/observe/telemetry.h"
 #include "sim/observe/trace_writer.h"
+#include "sim/run/out_dir.h"
 
 namespace fs = std::filesystem;
 
@@ -55,6 +58,17 @@ struct FileCloser {
   void operator()(std::FILE* f) const { if (f) std::fclose(f); }
 };
 using File = std::unique_ptr<std::FILE, FileCloser>;
+
+// Closes `f`, written as `name`: "" or why its data did not all reach the disk
+// (a full file system, a file-size limit). Checked once per file, at its end.
+std::string close_checked(File f, const std::string& name) {
+  if (!f) return "";
+  errno = 0;
+  const bool failed = std::ferror(f.get()) != 0;
+  const bool closed = std::fclose(f.release()) == 0;
+  if (!failed && closed) return "";
+  return "cannot write " + name + ": " + (errno ? std::strerror(errno) : "a write failed (a full file system?)");
+}
 
 Diagnostic folder_error(const std::string& dir, const std::string& what) {
   Diagnostic d;
@@ -131,16 +145,26 @@ class RecordObservers {
     if (wants(OutputFile::kFr)) {
       std::error_code ec;
       fs::create_directories(tmp_ / "fr", ec);
-      owned_.push_back(std::make_unique<FlightRecorder>(plan_, (tmp_ / "fr").string(), outputs_.fr_capacity));
+      auto fr = std::make_unique<FlightRecorder>(plan_, (tmp_ / "fr").string(), outputs_.fr_capacity);
+      fr_ = fr.get();
+      owned_.push_back(std::move(fr));
     }
     for (auto& o : owned_) obs.push_back(o.get());
     return obs;
   }
 
-  // Ends the attempt: observers flushed and destroyed, files closed.
-  void close() {
+  // Ends the attempt: observers flushed and destroyed, files closed. Returns
+  // "" or the first write failure.
+  std::string close() {
+    std::string err = fr_ && !fr_->write_error().empty() ? "cannot write " + fr_->write_error() : "";
+    fr_ = nullptr;
     owned_.clear();
-    steps_f_.reset(), tel_f_.reset(), trace_f_.reset(), log_f_.reset();
+    for (auto [f, id] : {std::pair{&steps_f_, OutputFile::kSteps}, {&tel_f_, OutputFile::kTelemetry},
+                         {&trace_f_, OutputFile::kTrace}, {&log_f_, OutputFile::kLog}}) {
+      const std::string e = close_checked(std::move(*f), output_file_name(id));
+      if (err.empty()) err = e;
+    }
+    return err;
   }
   const StepTable& steps() const { return *steps_; }
   const StragglerStats& stats() const { return *stats_; }
@@ -154,6 +178,7 @@ class RecordObservers {
   fs::path tmp_;
   File steps_f_, tel_f_, trace_f_, log_f_;
   std::vector<std::unique_ptr<Observer>> owned_;
+  FlightRecorder* fr_ = nullptr;  // in owned_, if written
   std::unique_ptr<StepTable> steps_;
   std::unique_ptr<StragglerStats> stats_;
 };
@@ -166,13 +191,9 @@ Result<RecordedRun> execute(const PreparedRun& prepared, const RunOptions& opts)
   Result<OutputSelection> outputs = select_outputs(plan, opts.outputs);
   if (!outputs.ok()) return outputs.errors();
   if (opts.executor != "auto") outputs->lockstep_ok = opts.executor == "lockstep";
-  const std::string& out_dir = opts.out_dir;
-  const fs::path final_dir(out_dir);
-  const fs::path tmp = fs::path(out_dir + ".tmp-" + std::to_string(::getpid()));
-  std::error_code ec;
-  fs::remove_all(tmp, ec);
-  fs::create_directories(tmp, ec);
-  if (ec) return folder_error(out_dir, "cannot create output folder: " + ec.message());
+  Result<StagedRunDir> staged = StagedRunDir::open(opts.out_dir, opts.force, plan.scenario.file);
+  if (!staged.ok()) return staged.errors();  // checked before anything runs
+  const fs::path tmp(staged->tmp());
 
   RecordObservers observers(plan, *outputs, tmp);
   RecordedRun run;
@@ -185,23 +206,25 @@ Result<RecordedRun> execute(const PreparedRun& prepared, const RunOptions& opts)
   run.outputs = *outputs;
   if (ex.executor == ExecutorKind::kLockstep) note_lockstep_outputs(&run.outputs);
   run.tax = tax_report(plan, cost, observers.steps(), observers.stats(), run.result.steps_completed);
-  observers.close();
-  if (!run.result.errors.empty()) {
-    fs::remove_all(tmp, ec);
-    return run.result.errors;
-  }
-  if (run.outputs.has(OutputFile::kModel)) {
-    File f(std::fopen((tmp / output_file_name(OutputFile::kModel)).c_str(), "wb"));
+  std::string write_error = observers.close();
+  if (!run.result.errors.empty()) return run.result.errors;  // `staged` removes the folder
+  if (write_error.empty() && run.outputs.has(OutputFile::kModel)) {
+    const std::string name = output_file_name(OutputFile::kModel);
+    File f(std::fopen((tmp / name).c_str(), "wb"));
     if (f) write_model_json(plan, cost, f.get());
+    write_error = f ? close_checked(std::move(f), name) : "cannot write " + name + ": " + std::strerror(errno);
   }
-  if (run.outputs.has(OutputFile::kSummary)) {
-    std::ofstream f(tmp / output_file_name(OutputFile::kSummary), std::ios::binary);
+  if (write_error.empty() && run.outputs.has(OutputFile::kSummary)) {
+    const std::string name = output_file_name(OutputFile::kSummary);
+    std::ofstream f(tmp / name, std::ios::binary);
     f << summary_json(plan, cost, run).dump(2) << "\n";
+    f.close();
+    if (!f) write_error = "cannot write " + name + ": " + std::strerror(errno ? errno : EIO);
   }
-  fs::remove_all(final_dir, ec);
-  fs::rename(tmp, final_dir, ec);
-  if (ec) return folder_error(out_dir, "cannot move the finished run into place: " + ec.message());
-  run.dir = out_dir;
+  if (!write_error.empty()) return folder_error(staged->dir(), write_error + "; nothing was kept");
+  Result<std::string> dir = staged->commit();
+  if (!dir.ok()) return dir.errors();
+  run.dir = *dir;
   return run;
 }
 

@@ -50,6 +50,7 @@ struct RunOptions {
   std::string out_dir;                                 // the folder to write
   std::optional<std::vector<std::string>> outputs;     // `--outputs` names; nullopt = bounded defaults
   std::string executor = "auto";                       // auto | event | lockstep (when eligible)
+  bool force = false;  // replace an earlier fleetsim run folder at out_dir (out_dir.h)
 };
 
 struct RecordedRun {
@@ -62,9 +63,12 @@ struct RecordedRun {
   OutputSelection outputs;          // what was written (lockstep: fewer files)
 };
 
-// Runs the plan and writes its RunRecord into opts.out_dir: DIR.tmp-<pid> first,
-// renamed to DIR only on success, so a folder that exists is never half-written.
-// A run-time input error (a `when` dividing by zero) leaves nothing behind.
+// Runs the plan and writes its RunRecord into opts.out_dir: DIR.tmp-<pid> next to
+// it first, renamed to DIR only on success, so a folder that exists is never
+// half-written. out_dir is checked before anything runs (check_out_dir in
+// out_dir.h: only an earlier run folder is replaced, and only with opts.force).
+// A run-time input error (a `when` dividing by zero) or a failed write (a full
+// file system) leaves nothing behind.
 Result<RecordedRun> execute(const PreparedRun& run, const RunOptions& opts);
 
 // Runs the plan in memory, keeping only step durations (lockstep when
