@@ -106,10 +106,9 @@ void place_page(Incident& inc) {
 Result<Incident> build_incident(const std::string& file, const std::string& work_dir) {
   Result<PreparedRun> prepared = prepare_run(file);
   if (!prepared) return prepared.errors();
-  std::error_code ec;
-  fs::remove_all(work_dir, ec);
   RunOptions opts;
   opts.out_dir = work_dir;
+  opts.force = true;  // the drill's own folder: an earlier run there is replaced
   Result<RecordedRun> run = execute(*prepared, opts);
   if (!run) return run.errors();
   Plan* plan = &prepared->plan;

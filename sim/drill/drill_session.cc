@@ -11,6 +11,7 @@
 #include "sim/drill/drill.h"
 #include "sim/drill/drill_incident.h"
 #include "sim/io/scenario_loader.h"
+#include "sim/run/out_dir.h"
 
 namespace fleetsim::drill {
 namespace {
@@ -318,10 +319,10 @@ const std::string& pick_incident(const std::vector<std::string>& incidents, uint
 }
 
 Result<int> run_drill(const DrillOptions& opt, std::istream& in, std::ostream& out) {
+  const RemoveOnInterrupt guard(opt.work_dir);  // Ctrl-C during the drill leaves no folder
   Result<Incident> inc = build_incident(opt.scenario, opt.work_dir);
-  std::error_code ec;
   if (!inc) {
-    fs::remove_all(opt.work_dir, ec);
+    remove_run_dir(opt.work_dir);
     return inc.errors();
   }
   out << render_page(*inc) << "You are on call. Type `help` for the commands; `answer RANK CAUSE` when you know.\n";
@@ -337,7 +338,7 @@ Result<int> run_drill(const DrillOptions& opt, std::istream& in, std::ostream& o
     }
     going = session.handle(line);
   }
-  fs::remove_all(opt.work_dir, ec);
+  remove_run_dir(opt.work_dir);
   return 0;
 }
 
