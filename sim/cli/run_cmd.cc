@@ -104,7 +104,7 @@ int do_run(const RunArgs& a) {
   opts.out_dir = a.out.empty() ? "runs/" + std::filesystem::path(a.scenario).stem().string() : a.out;
   if (!a.outputs.empty()) opts.outputs = split_list(a.outputs);
   opts.executor = a.executor;
-  opts.force = a.force;
+  opts.force = a.force || a.out.empty();  // runs/<name> is fleetsim's own: a rerun replaces its last run
   auto run = execute(*prepared, opts);
   if (!run.ok()) return print_errors(run.errors());
   print_summary(prepared->plan, *prepared->cost, *run);

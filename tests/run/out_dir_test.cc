@@ -242,5 +242,20 @@ TEST_F(OutDir, ValidateChecksItsFolderFirst) {
   EXPECT_TRUE(named("notes.tmp-").empty());
 }
 
+// Without --out, rerunning a scenario replaces its own earlier run in runs/<name>
+// (fleetsim's default place); a folder there that fleetsim did not write is still refused.
+TEST_F(OutDir, TheDefaultFolderIsReplacedByARerunButNothingElse) {
+  ASSERT_EQ(fleetsim("run s.yaml --set job.steps=3").exit_code, 0);
+  ASSERT_TRUE(fs::exists(root_ / "runs/s/.fleetsim-run"));
+  const auto again = fleetsim("run s.yaml --set job.steps=3");
+  EXPECT_EQ(again.exit_code, 0) << again.out;
+  fs::remove_all(root_ / "runs/s");
+  fs::create_directories(root_ / "runs/s");
+  std::ofstream(root_ / "runs/s/notes.txt") << "mine\n";
+  const auto refused = fleetsim("run s.yaml --set job.steps=3");
+  EXPECT_EQ(refused.exit_code, 2) << refused.out;
+  EXPECT_EQ(slurp(root_ / "runs/s/notes.txt"), "mine\n");
+}
+
 }  // namespace
 }  // namespace fleetsim
