@@ -5,9 +5,11 @@
 #include <filesystem>
 
 #include "fleetsim/cost_model.h"
+#include "fleetsim/file_read.h"
 #include "fleetsim/plan.h"
 #include "fleetsim/record.h"
 #include "sim/cli/commands.h"
+#include "sim/io/scenario_loader.h"
 #include "sim/io/units.h"
 #include "sim/run/run.h"
 
@@ -24,6 +26,7 @@ struct RunArgs {
   bool check_expect = false;
   bool force = false;
   std::string executor = "auto";
+  std::string max_output;
 };
 
 int print_errors(const std::vector<Diagnostic>& errors) {
@@ -95,6 +98,20 @@ void print_summary(const Plan& plan, const CostModel& cost, const RecordedRun& r
 }
 
 
+// Refuses a run whose predicted folder is above --max-output (default 2 GiB) before it starts.
+int check_output_size(const PreparedRun& run, const RunOptions& opts, const std::string& max_output) {
+  int64_t limit = kMaxOutputDefault;
+  if (!max_output.empty()) {
+    Result<int64_t> b = parse_bytes(max_output);
+    if (!b.ok()) return print_errors({Diagnostic{{"--max-output", 0, 0}, b.errors()[0].message}});
+    limit = *b;
+  }
+  Result<OutputEstimate> e = estimate_run_outputs(run.plan, *run.cost, opts.outputs, opts.executor);
+  if (!e.ok()) return print_errors(e.errors());
+  if (std::optional<Diagnostic> d = check_output_estimate(*e, limit)) return print_errors({*d});
+  return 0;
+}
+
 int do_run(const RunArgs& a) {
   std::vector<std::string> sets = a.sets;
   if (a.seed) sets.push_back("job.seed=" + std::to_string(*a.seed));
@@ -105,6 +122,7 @@ int do_run(const RunArgs& a) {
   if (!a.outputs.empty()) opts.outputs = split_list(a.outputs);
   opts.executor = a.executor;
   opts.force = a.force || a.out.empty();  // runs/<name> is fleetsim's own: a rerun replaces its last run
+  if (int rc = check_output_size(*prepared, opts, a.max_output); rc != 0) return rc;
   auto run = execute(*prepared, opts);
   if (!run.ok()) return print_errors(run.errors());
   print_summary(prepared->plan, *prepared->cost, *run);
@@ -129,6 +147,8 @@ void register_run_command(CLI::App& app, int* exit_code) {
                   "auto (lockstep when eligible and the outputs allow: above 1024 ranks, or --outputs without "
                   "telemetry/fr/trace), event, or lockstep (when eligible)")
       ->check(CLI::IsMember({"auto", "event", "lockstep"}));
+  cmd->add_option("--max-output", args->max_output,
+                  "Refuse to run if the output folder is predicted above SIZE (e.g. 10GiB; default 2GiB)");
   cmd->add_flag("--check-expect", args->check_expect, "Exit 1 unless the run meets the scenario's `expect:`");
   cmd->callback([args, exit_code] { *exit_code = do_run(*args); });
 }
@@ -140,11 +160,15 @@ void register_check_command(CLI::App& app, int* exit_code) {
   cmd->add_option("scenario", *path, "Scenario YAML file")->required();
   cmd->add_option("--set", *sets, "Override a scenario key: KEY=VALUE; repeatable");
   cmd->callback([path, sets, exit_code] {
-    auto plan = load_plan(*path, *sets);
-    if (!plan.ok()) { *exit_code = print_errors(plan.errors()); return; }
+    auto run = prepare_run(*path, *sets);
+    if (!run.ok()) { *exit_code = print_errors(run.errors()); return; }
+    const Plan* plan = &run->plan;
     std::printf("%s: ok: '%s', %d ranks (tp %d x dp %d x pp %d), %" PRId64 " steps, %zu ops, %zu faults\n",
                 path->c_str(), plan->scenario.name.c_str(), plan->ranks, plan->tp, plan->dp, plan->pp,
                 plan->scenario.job.steps, plan->ops.size(), plan->scenario.faults.size());
+    if (Result<OutputEstimate> e = estimate_run_outputs(*plan, *run->cost, std::nullopt, "auto"); e.ok())
+      std::printf("outputs: %s with the default outputs (run refuses above %s: --max-output)\n",
+                  e->describe().c_str(), format_cap(kMaxOutputDefault).c_str());
     *exit_code = 0;
   });
 }

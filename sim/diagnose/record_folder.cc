@@ -1,14 +1,16 @@
 // Walks a folder and fills a Record: summary.json, telemetry.csv, steps.csv, job.log
 // and the flight-recorder dumps (under fr/ in a RunRecord, or loose in the folder as
-// PyTorch writes them). CSV columns are found by their header names.
+// PyTorch writes them). CSV columns are found by their header names. Each file
+// must be a regular file within its cap (fleetsim/file_read.h); an entry that
+// cannot be read (a symlink loop, no permission) is a one-line error naming it.
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "fleetsim/file_read.h"
 #include "fleetsim/record.h"
 #include "sim/diagnose/record.h"
 
@@ -26,15 +28,24 @@ std::vector<std::string> split(const std::string& line, char sep) {
   return out;
 }
 
-std::vector<std::string> read_lines(const fs::path& p) {
+// The lines of `text` as std::getline splits them, a trailing '\r' dropped.
+std::vector<std::string> split_lines(const std::string& text) {
   std::vector<std::string> lines;
-  std::ifstream in(p);
-  std::string line;
-  while (std::getline(in, line)) {
+  for (size_t begin = 0; begin < text.size();) {
+    size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(begin, end - begin);
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(line);
+    lines.push_back(std::move(line));
+    begin = end + 1;
   }
   return lines;
+}
+
+Result<std::vector<std::string>> read_lines(const fs::path& p) {
+  Result<std::string> text = read_file_capped(p.string(), kRecordTextMax, "record file");
+  if (!text) return text.errors();
+  return split_lines(*text);
 }
 
 // A CSV as rows of named cells; rows with the wrong width are skipped.
@@ -49,9 +60,11 @@ struct Csv {
   }
 };
 
-Csv read_csv(const fs::path& p) {
+Result<Csv> read_csv(const fs::path& p) {
   Csv csv;
-  std::vector<std::string> lines = read_lines(p);
+  Result<std::vector<std::string>> read = read_lines(p);
+  if (!read) return read.errors();
+  const std::vector<std::string>& lines = *read;
   if (lines.empty()) return csv;
   std::vector<std::string> header = split(lines[0], ',');
   for (size_t i = 0; i < header.size(); ++i) csv.column[header[i]] = i;
@@ -62,8 +75,10 @@ Csv read_csv(const fs::path& p) {
   return csv;
 }
 
-std::vector<TelemetryRow> read_telemetry(const fs::path& p) {
-  const Csv csv = read_csv(p);
+Result<std::vector<TelemetryRow>> read_telemetry(const fs::path& p) {
+  Result<Csv> read = read_csv(p);
+  if (!read) return read.errors();
+  const Csv& csv = *read;
   std::vector<TelemetryRow> out;
   for (const auto& row : csv.rows) {
     TelemetryRow t;
@@ -79,8 +94,10 @@ std::vector<TelemetryRow> read_telemetry(const fs::path& p) {
   return out;
 }
 
-std::vector<StepRow> read_steps(const fs::path& p) {
-  const Csv csv = read_csv(p);
+Result<std::vector<StepRow>> read_steps(const fs::path& p) {
+  Result<Csv> read = read_csv(p);
+  if (!read) return read.errors();
+  const Csv& csv = *read;
   std::vector<StepRow> out;
   for (const auto& row : csv.rows) {
     StepRow s;
@@ -92,14 +109,6 @@ std::vector<StepRow> read_steps(const fs::path& p) {
     out.push_back(s);
   }
   return out;
-}
-
-std::optional<std::string> slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 Diagnostic folder_error(const std::string& file, const std::string& message) {
@@ -125,8 +134,8 @@ std::string str_or(const json& obj, const char* key) {
 
 // A whole JSON file; a syntax error is a Diagnostic at FILE:LINE:COL.
 Result<json> read_json_file(const fs::path& p) {
-  std::optional<std::string> text = slurp(p);
-  if (!text) return folder_error(p.string(), "cannot read file");
+  Result<std::string> text = read_file_capped(p.string(), kRecordJsonMax, "record file");
+  if (!text) return text.errors();
   return parse_json_text(*text, p.string());
 }
 
@@ -197,23 +206,33 @@ Result<Summary> read_summary(const fs::path& p) {
 }
 
 // Dump files in name order, so the result never depends on the directory order.
-std::vector<fs::path> dump_files(const fs::path& dir) {
+// A dump-named entry whose type cannot be read (a symlink loop) is an error
+// naming it; other entries that are not regular files are passed over.
+Result<std::vector<fs::path>> dump_files(const fs::path& dir) {
   std::vector<fs::path> out;
   std::error_code ec;
-  for (const auto& ent : fs::directory_iterator(dir, ec)) {
-    if (!ent.is_regular_file()) continue;
+  fs::directory_iterator it(dir, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    const fs::directory_entry& ent = *it;
     const std::string name = ent.path().filename().string();
     if (name.size() > 5 && name.substr(name.size() - 5) == ".pipe") continue;
-    if (rank_from_file_name(name)) out.push_back(ent.path());
+    if (!rank_from_file_name(name)) continue;
+    std::error_code type_ec;
+    const bool regular = ent.is_regular_file(type_ec);
+    if (type_ec) return folder_error(ent.path().string(), "cannot read flight-recorder dump: " + type_ec.message());
+    if (regular) out.push_back(ent.path());
   }
+  if (ec) return folder_error(dir.string(), "cannot list folder: " + ec.message());
   std::sort(out.begin(), out.end());
   return out;
 }
 
 std::optional<Diagnostic> read_dumps(const fs::path& dir, Record& rec) {
-  for (const fs::path& p : dump_files(dir)) {
-    std::optional<std::string> text = slurp(p);
-    if (!text) return folder_error(p.string(), "cannot read file");
+  Result<std::vector<fs::path>> files = dump_files(dir);
+  if (!files) return files.errors().front();
+  for (const fs::path& p : *files) {
+    Result<std::string> text = read_file_capped(p.string(), kRecordJsonMax, "flight-recorder dump");
+    if (!text) return text.errors().front();
     Result<FrDump> dump = parse_fr_dump(*text, p.string(), *rank_from_file_name(p.filename()));
     if (!dump) return dump.errors().front();
     rec.files.push_back(p.string());
@@ -224,10 +243,12 @@ std::optional<Diagnostic> read_dumps(const fs::path& dir, Record& rec) {
 
 // Instants `"name":"fault: stall in X"` on a rank's cpu thread (tid 0). The trace
 // holds one event per line, so a line scan avoids parsing megabytes of JSON.
-std::map<int, CpuStuck> read_stuck_cpus(const fs::path& p) {
+Result<std::map<int, CpuStuck>> read_stuck_cpus(const fs::path& p) {
   std::map<int, CpuStuck> out;
   const std::string kMark = "\"name\":\"fault: stall in ";
-  std::ifstream in(p);
+  Result<std::string> text = read_file_capped(p.string(), kRecordTextMax, "record file");
+  if (!text) return text.errors();
+  std::istringstream in(std::move(*text));
   for (std::string line; std::getline(in, line);) {
     const size_t at = line.find(kMark);
     if (at == std::string::npos || line.find("\"ph\":\"i\"") == std::string::npos) continue;
@@ -251,9 +272,11 @@ Result<Record> read_record(const std::string& dir) {
   Record rec;
   rec.dir = dir;
   const fs::path root(dir);
+  // Present unless absent: an entry whose status cannot be read is present, and its read names the error.
   auto present = [&](OutputFile f) {
     const fs::path p = root / output_file_name(f);
-    if (!fs::exists(p)) return std::optional<fs::path>();
+    std::error_code status_ec;
+    if (fs::status(p, status_ec).type() == fs::file_type::not_found) return std::optional<fs::path>();
     rec.files.push_back(p.string());
     return std::optional<fs::path>(p);
   };
@@ -267,10 +290,26 @@ Result<Record> read_record(const std::string& dir) {
     if (!m) return m.errors();
     rec.model = std::move(*m);
   }
-  if (auto p = present(OutputFile::kTelemetry)) rec.telemetry = read_telemetry(*p);
-  if (auto p = present(OutputFile::kSteps)) rec.steps = read_steps(*p);
-  if (auto p = present(OutputFile::kLog)) rec.log_lines = read_lines(*p);
-  if (auto p = present(OutputFile::kTrace)) rec.cpu_stuck = read_stuck_cpus(*p);
+  if (auto p = present(OutputFile::kTelemetry)) {
+    auto t = read_telemetry(*p);
+    if (!t) return t.errors();
+    rec.telemetry = std::move(*t);
+  }
+  if (auto p = present(OutputFile::kSteps)) {
+    auto t = read_steps(*p);
+    if (!t) return t.errors();
+    rec.steps = std::move(*t);
+  }
+  if (auto p = present(OutputFile::kLog)) {
+    auto t = read_lines(*p);
+    if (!t) return t.errors();
+    rec.log_lines = std::move(*t);
+  }
+  if (auto p = present(OutputFile::kTrace)) {
+    auto t = read_stuck_cpus(*p);
+    if (!t) return t.errors();
+    rec.cpu_stuck = std::move(*t);
+  }
   const fs::path fr_dir = fs::is_directory(root / "fr", ec) ? root / "fr" : root;
   if (std::optional<Diagnostic> err = read_dumps(fr_dir, rec)) return *err;
   if (rec.files.empty()) {

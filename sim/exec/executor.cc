@@ -19,10 +19,12 @@ namespace {
 class StepDurations final : public Observer {
  public:
   explicit StepDurations(const Plan& plan)
-      : ranks_(plan.ranks), agg_(static_cast<size_t>(plan.scenario.job.steps) + 1) {}
+      : ranks_(plan.ranks) {}
 
   void on_step_end(int /*rank*/, int64_t step, SimTime t) override {
-    Agg& a = agg_[static_cast<size_t>(step)];
+    const auto i = static_cast<size_t>(step);
+    if (i >= agg_.size()) agg_.resize(i + 1);  // grows as steps end, not to job.steps up front
+    Agg& a = agg_[i];
     a.end_ns = std::max(a.end_ns, t.ns);
     if (++a.count < ranks_) return;
     sum_ns_ += static_cast<long double>(a.end_ns - prev_end_);
@@ -37,7 +39,7 @@ class StepDurations final : public Observer {
     int64_t end_ns = 0;
   };
   int ranks_;
-  std::vector<Agg> agg_;  // per step
+  std::vector<Agg> agg_;  // per step ended so far
   int64_t prev_end_ = 0;
   long double sum_ns_ = 0;
   int64_t count_ = 0;

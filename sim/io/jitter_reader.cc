@@ -8,8 +8,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
+
+#include "fleetsim/file_read.h"
 
 namespace fleetsim {
 
@@ -63,15 +64,17 @@ bool read_empirical(NodeReader& r, const YamlNode& file, const std::string& what
   std::filesystem::path p(*name);
   if (p.is_relative() && file.loc.file.rfind("--set", 0) != 0)
     p = std::filesystem::path(file.loc.file).parent_path() / p;
-  std::ifstream f(p, std::ios::binary);
-  if (!f) {
-    r.error(file.loc, "cannot read '" + p.string() + "'; expected a CSV of measured times (path relative to the scenario)");
+  Result<std::string> text = read_file_capped(p.string(), kJitterCsvMax, "jitter CSV");
+  if (!text.ok()) {
+    const std::string& why = text.errors().front().message;
+    if (why.rfind("cannot open", 0) == 0)
+      r.error(file.loc, "cannot read '" + p.string() + "'; expected a CSV of measured times (path relative to the scenario)");
+    else
+      r.error(file.loc, why);
     return false;
   }
-  std::stringstream ss;
-  ss << f.rdbuf();
   std::string err;
-  if (!parse_empirical_times(ss.str(), out, &err)) {
+  if (!parse_empirical_times(*text, out, &err)) {
     r.error(file.loc, p.string() + ":" + err);
     return false;
   }

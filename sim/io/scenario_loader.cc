@@ -4,12 +4,8 @@
 // are read in step_reader.cc and fault_reader.cc.
 #include "sim/io/scenario_loader.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
-
 #include "fleetsim/cause.h"
+#include "fleetsim/file_read.h"
 #include "sim/io/scenario_reader.h"
 #include "sim/model/nccl_model.h"
 #include "sim/io/yaml_tree.h"
@@ -293,17 +289,13 @@ Result<Scenario> load_scenario_text(std::string_view yaml, const std::string& fi
 }
 
 Result<Scenario> load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    Diagnostic d;
-    d.loc.file = path;
-    d.message = "cannot open scenario file '" + path + "': " + std::strerror(errno) +
-                "; expected a readable YAML file";
+  Result<std::string> text = read_file_capped(path, kScenarioFileMax, "scenario file");
+  if (!text.ok()) {
+    Diagnostic d = text.errors().front();
+    if (d.message.rfind("cannot open", 0) == 0) d.message += "; expected a readable YAML file";
     return d;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return load_scenario_text(text.str(), path, overrides);
+  return load_scenario_text(*text, path, overrides);
 }
 
 }  // namespace fleetsim

@@ -3,6 +3,7 @@
 // so that a typo is reported at its column in the YAML file. Log placeholders
 // are checked once the whole program is known, since they may name later ops.
 #include <climits>
+#include <unordered_set>
 
 #include "sim/io/jitter_reader.h"
 #include "sim/io/scenario_reader.h"
@@ -48,13 +49,13 @@ Names allowed_keys(OpKind k) {
   }
 }
 
-void collect_names(const std::vector<Op>& ops, Names* out) {
+// Appends each op name not in `seen` yet, in program order; `seen` keeps the
+// lookup constant-time, so a program of many distinct names loads in linear time.
+void collect_names(const std::vector<Op>& ops, std::unordered_set<std::string_view>* seen, Names* out) {
   for (const Op& op : ops) {
-    bool seen = false;
-    for (std::string_view n : *out) seen = seen || n == op.name;
-    if (!seen && op.kind != OpKind::kWhen && op.kind != OpKind::kLog) out->push_back(op.name);
-    collect_names(op.then_ops, out);
-    collect_names(op.else_ops, out);
+    if (op.kind != OpKind::kWhen && op.kind != OpKind::kLog && seen->insert(op.name).second) out->push_back(op.name);
+    collect_names(op.then_ops, seen, out);
+    collect_names(op.else_ops, seen, out);
   }
 }
 
@@ -243,7 +244,9 @@ void ScenarioReader::read_comm_fields(const YamlNode& value, std::string_view wh
 void ScenarioReader::check_logs() {
   Names candidates;
   for (size_t i = 0; i < static_cast<size_t>(Var::kCount); ++i) candidates.push_back(var_name(static_cast<Var>(i)));
-  collect_names(s_.step, &candidates);
+  std::unordered_set<std::string_view> seen(candidates.begin(), candidates.end());
+  collect_names(s_.step, &seen, &candidates);
+  const std::unordered_set<std::string_view> known_names(candidates.begin(), candidates.end());
   for (const PendingLog& log : logs_) {
     const std::string& text = log.text;
     for (size_t i = 0; i < text.size(); ++i) {
@@ -256,8 +259,7 @@ void ScenarioReader::check_logs() {
         break;
       }
       const std::string name = text.substr(i + 1, close - i - 1);
-      bool known = false;
-      for (std::string_view c : candidates) known = known || c == name;
+      const bool known = known_names.count(name) > 0;
       if (name.empty()) {
         error(at, "log placeholder '{}' names nothing; expected a variable (rank, step, ...) or an op name");
       } else if (!known) {

@@ -15,6 +15,8 @@ struct Converter {
   int col_offset;
   std::vector<Diagnostic>* diags;
   bool too_deep = false;
+  int64_t nodes = 0;  // converted so far, each alias counted at every use
+  bool too_many = false;
 
   SourceLoc loc_of(const YAML::Mark& m) const {
     SourceLoc loc;
@@ -29,6 +31,13 @@ struct Converter {
     if (depth > kMaxDepth) {
       if (!too_deep) diags->push_back({loc_of(n.Mark()), "YAML nested too deeply (over 64 levels)"});
       too_deep = true;
+      return;
+    }
+    if (too_many) return;
+    if (++nodes > kMaxYamlNodes) {
+      diags->push_back({loc_of(n.Mark()), "YAML expands to more than " + std::to_string(kMaxYamlNodes) +
+                                              " nodes (aliases counted at each use); expected a smaller document"});
+      too_many = true;
       return;
     }
     out->loc = loc_of(n.Mark());

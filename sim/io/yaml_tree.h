@@ -4,6 +4,7 @@
 // overrides came from. Internal to sim/io.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,10 @@ struct YamlNode {
   // The value of the first `key` in a mapping; nullptr if absent or not a mapping.
   const YamlNode* find(std::string_view key) const;
 };
+
+// The most nodes a parsed document may hold, each use of an alias counted in
+// full: a few lines of nested aliases must not expand into gigabytes.
+inline constexpr int64_t kMaxYamlNodes = 2'000'000;
 
 // Parses the first document of `text`. Locations name `file` and start at
 // line `first_line`, with `col_offset` added to columns on that first line

@@ -14,6 +14,8 @@
 #include <map>
 #include <yaml-cpp/yaml.h>
 
+#include "fleetsim/file_read.h"
+
 namespace fleetsim {
 
 namespace {
@@ -346,11 +348,14 @@ Result<NcclCalibration> fit_nccl(const std::vector<CalibrationSample>& all, cons
 }
 
 Result<Calibration> load_calibration(const std::string& path) {
+  Result<std::string> text = read_file_capped(path, kCalibrationFileMax, "calibration file");
+  if (!text.ok()) {
+    const std::string& why = text.errors().front().message;
+    return at(path, YAML::Mark::null_mark(), why.rfind("cannot open", 0) == 0 ? "cannot read calibration file" : why);
+  }
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    return at(path, YAML::Mark::null_mark(), "cannot read calibration file");
+    root = YAML::Load(*text);
   } catch (const YAML::Exception& e) {
     return at(path, e.mark, "invalid YAML: " + e.msg);
   }

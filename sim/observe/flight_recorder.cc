@@ -36,7 +36,7 @@ const char* pg_desc(GroupKind g) { return g == GroupKind::kWorld ? "default_pg" 
 
 FlightRecorder::FlightRecorder(const Plan& plan, std::string dir, int capacity)
     : plan_(plan), dir_(std::move(dir)), cap_(static_cast<size_t>(std::max(capacity, 1))),
-      ring_(static_cast<size_t>(plan.ranks) * cap_), count_(static_cast<size_t>(plan.ranks), 0),
+      ring_(static_cast<size_t>(plan.ranks)), count_(static_cast<size_t>(plan.ranks), 0),
       written_(static_cast<size_t>(plan.ranks), 0), dead_(static_cast<size_t>(plan.ranks), 0),
       last_enq_(static_cast<size_t>(plan.ranks) * kGroupKinds, -1),
       last_start_(static_cast<size_t>(plan.ranks) * kGroupKinds, -1),
@@ -45,13 +45,18 @@ FlightRecorder::FlightRecorder(const Plan& plan, std::string dir, int capacity)
 WorkRecord* FlightRecorder::find(const WorkRecord& w) {
   const auto r = static_cast<size_t>(w.rank);
   if (w.record_id + cap_ < count_[r]) return nullptr;  // overwritten already
-  WorkRecord& slot = ring_[r * cap_ + w.record_id % cap_];
+  const size_t i = w.record_id % cap_;
+  if (i >= ring_[r].size()) return nullptr;
+  WorkRecord& slot = ring_[r][i];
   return slot.record_id == w.record_id ? &slot : nullptr;
 }
 
 void FlightRecorder::on_work_enqueued(const WorkRecord& w) {
   const auto r = static_cast<size_t>(w.rank);
-  ring_[r * cap_ + w.record_id % cap_] = w;
+  std::vector<WorkRecord>& ring = ring_[r];
+  const size_t i = w.record_id % cap_;
+  if (i >= ring.size()) ring.resize(i + 1);  // grows to the capacity only as records come
+  ring[i] = w;
   count_[r] = w.record_id + 1;
   if (w.peer < 0) last_enq_[pg_index(w.rank, w.group)] = w.collective_seq_id;
 }
@@ -99,7 +104,7 @@ std::string FlightRecorder::dump_json(int rank, SimTime t) const {
   const uint32_t n = count_[r];
   const uint32_t first = n > cap_ ? n - static_cast<uint32_t>(cap_) : 0;
   for (uint32_t id = first; id < n; ++id) {
-    const WorkRecord& w = ring_[r * cap_ + id % cap_];
+    const WorkRecord& w = ring_[r][id % cap_];
     const PlanOp& op = plan_.ops[w.op];
     const OpSource& src = plan_.sources[op.source];
     const bool started = w.started <= t, completed = w.completed <= t;

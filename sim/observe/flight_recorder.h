@@ -40,7 +40,9 @@ class FlightRecorder final : public Observer {
   const Plan& plan_;
   std::string dir_;
   size_t cap_;
-  std::vector<WorkRecord> ring_;       // ranks * cap_
+  // Per rank, a ring of at most cap_ records, grown as records come: memory
+  // follows the records made, not ranks x capacity up front.
+  std::vector<std::vector<WorkRecord>> ring_;
   std::vector<uint32_t> count_;        // records ever made, per rank
   std::vector<uint8_t> written_, dead_;
   std::vector<int64_t> last_enq_, last_start_, last_done_;  // pg_status, per rank and group

@@ -11,13 +11,13 @@
 namespace fleetsim {
 
 StepTable::StepTable(const Plan& plan, std::FILE* out)
-    : plan_(plan), out_(out), agg_(static_cast<size_t>(plan.scenario.job.steps) + 1) {
+    : plan_(plan), out_(out) {
   if (out_) std::fputs(csv_header(columns::kSteps).c_str(), out_);
 }
 
 void StepTable::on_work_started(const WorkRecord& w) {
-  if (w.step < 1 || static_cast<size_t>(w.step) >= agg_.size()) return;
-  Agg& a = agg_[static_cast<size_t>(w.step)];
+  if (w.step < 1 || w.step > plan_.scenario.job.steps) return;
+  Agg& a = at(w.step);
   const int64_t t = w.started.ns;
   if (a.last_arrival < 0 || t > a.arrival_ns || (t == a.arrival_ns && w.rank < a.last_arrival)) {
     a.arrival_ns = t;
@@ -25,8 +25,14 @@ void StepTable::on_work_started(const WorkRecord& w) {
   }
 }
 
+StepTable::Agg& StepTable::at(int64_t step) {
+  const auto i = static_cast<size_t>(step);
+  if (i >= agg_.size()) agg_.resize(i + 1);
+  return agg_[i];
+}
+
 void StepTable::on_step_end(int rank, int64_t step, SimTime t) {
-  Agg& a = agg_[static_cast<size_t>(step)];
+  Agg& a = at(step);
   if (a.slowest < 0 || t.ns > a.end_ns || (t.ns == a.end_ns && rank < a.slowest)) {
     a.end_ns = t.ns;
     a.slowest = rank;

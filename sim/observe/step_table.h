@@ -37,9 +37,13 @@ class StepTable final : public Observer {
     int64_t end_ns = 0;
     int64_t arrival_ns = 0;
   };
+  // The step's aggregate; the table grows as steps are reached, never to
+  // job.steps up front (a huge job.steps must not allocate before it runs).
+  Agg& at(int64_t step);
+
   const Plan& plan_;
   std::FILE* out_;
-  std::vector<Agg> agg_;
+  std::vector<Agg> agg_;  // per step reached so far
   std::vector<int64_t> durations_;
   int64_t prev_end_ = 0;
 };

@@ -8,8 +8,7 @@ namespace fleetsim {
 StragglerStats::StragglerStats(const Plan& plan)
     : wait_ns_(static_cast<size_t>(plan.ranks), 0),
       compute_ns_(static_cast<size_t>(plan.ranks), 0),
-      step_wait_ns_(static_cast<size_t>(plan.ranks), 0),
-      best_(static_cast<size_t>(plan.scenario.job.steps) + 1) {}
+      step_wait_ns_(static_cast<size_t>(plan.ranks), 0) {}
 
 void StragglerStats::on_compute(int rank, uint32_t, int64_t, SimTime begin, SimTime end, bool cpu) {
   if (!cpu) add_compute(rank, (end - begin).ns);
@@ -33,7 +32,9 @@ void StragglerStats::on_step_accounted(int64_t step, std::span<const int64_t> co
 
 void StragglerStats::end_step(int rank, int64_t step) {
   const auto ru = static_cast<size_t>(rank);
-  StepBest& b = best_[static_cast<size_t>(step)];
+  const auto si = static_cast<size_t>(step);
+  if (si >= best_.size()) best_.resize(si + 1);  // grows as steps end, not to job.steps up front
+  StepBest& b = best_[si];
   const int64_t w = step_wait_ns_[ru];
   if (w < b.wait_ns || (w == b.wait_ns && rank < b.rank)) {
     b.wait_ns = w;

@@ -44,7 +44,7 @@ class StragglerStats final : public Observer, public StepAccounting {
     int32_t rank = -1;
   };
   std::vector<int64_t> wait_ns_, compute_ns_, step_wait_ns_;  // per rank
-  std::vector<StepBest> best_;                                // per step
+  std::vector<StepBest> best_;                                // per step ended so far
 };
 
 }  // namespace fleetsim

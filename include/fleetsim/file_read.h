@@ -1,0 +1,33 @@
+// Bounded reads of input files. Every file fleetsim reads as input (a scenario,
+// a jitter CSV, a calibration file, a record's files) must be a regular file no
+// larger than a cap: a FIFO, a device or a folder is refused before it is opened
+// for reading, and a file that grows past its cap while read is refused too.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "fleetsim/status.h"
+
+namespace fleetsim {
+
+inline constexpr int64_t kMiB = int64_t{1} << 20;
+inline constexpr int64_t kGiB = int64_t{1} << 30;
+
+// Caps on the files fleetsim reads (docs/scenario-format.md "Limits", docs/diagnose.md).
+inline constexpr int64_t kScenarioFileMax = 16 * kMiB;     // a scenario YAML file
+inline constexpr int64_t kJitterCsvMax = 64 * kMiB;        // an empirical jitter CSV
+inline constexpr int64_t kCalibrationFileMax = 16 * kMiB;  // a `calibration:` file
+inline constexpr int64_t kRecordJsonMax = 256 * kMiB;      // each JSON file diagnose reads (summary, model, a dump)
+inline constexpr int64_t kRecordTextMax = 2 * kGiB;        // each CSV, log or trace diagnose reads
+
+// "16 MiB", "2 GiB", "100 B": a cap for a message.
+std::string format_cap(int64_t bytes);
+
+// The whole of `path`, which must be a regular file of at most `max_bytes`.
+// `what` names the file's role in messages ("scenario file"). Errors are one
+// Diagnostic located at the path, naming the file and, for size, the cap.
+Result<std::string> read_file_capped(const std::string& path, int64_t max_bytes, std::string_view what);
+
+}  // namespace fleetsim

@@ -1,0 +1,74 @@
+// read_file_capped (include/fleetsim/file_read.h): opened without blocking (a
+// FIFO must not wait for a writer), checked with fstat before reading, and read
+// in chunks that stop one byte past the cap, so a growing file is caught too.
+#include "fleetsim/file_read.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace fleetsim {
+namespace {
+
+Diagnostic file_error(const std::string& path, std::string message) {
+  Diagnostic d;
+  d.loc.file = path;
+  d.message = std::move(message);
+  return d;
+}
+
+const char* kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+struct Fd {
+  int fd;
+  ~Fd() { if (fd >= 0) ::close(fd); }
+};
+
+}  // namespace
+
+std::string format_cap(int64_t bytes) {
+  if (bytes >= kGiB && bytes % kGiB == 0) return std::to_string(bytes / kGiB) + " GiB";
+  if (bytes >= kMiB && bytes % kMiB == 0) return std::to_string(bytes / kMiB) + " MiB";
+  if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes / 1024) + " KiB";
+  return std::to_string(bytes) + " B";
+}
+
+Result<std::string> read_file_capped(const std::string& path, int64_t max_bytes, std::string_view what) {
+  const std::string role(what);
+  Fd f{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
+  if (f.fd < 0) {
+    return file_error(path, "cannot open " + role + " '" + path + "': " + std::strerror(errno));
+  }
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0) {
+    return file_error(path, "cannot read " + role + " '" + path + "': " + std::strerror(errno));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return file_error(path, role + " '" + path + "' is " + kind_of(st.st_mode) + "; expected a regular file");
+  }
+  const std::string too_big = role + " '" + path + "' is larger than the " + format_cap(max_bytes) + " limit";
+  if (st.st_size > max_bytes) return file_error(path, too_big + " (" + std::to_string(st.st_size) + " bytes)");
+  std::string text;
+  text.reserve(static_cast<size_t>(st.st_size));
+  char buf[1 << 16];
+  while (true) {
+    const ssize_t n = ::read(f.fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return file_error(path, "cannot read " + role + " '" + path + "': " + std::strerror(errno));
+    if (n == 0) break;
+    if (static_cast<int64_t>(text.size()) + n > max_bytes) return file_error(path, too_big + " (it grew while read)");
+    text.append(buf, static_cast<size_t>(n));
+  }
+  return text;
+}
+
+}  // namespace fleetsim
