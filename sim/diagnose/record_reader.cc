@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/diagnose/record.h"
+#include "sim/io/units.h"
 
 namespace fleetsim::diagnose {
 namespace {
@@ -140,11 +141,7 @@ struct DumpReader {
   }
 
   // A JSON value as an error message quotes it: at most ~200 characters.
-  static std::string quote_json(const json& v) {
-    std::string s = v.dump();
-    if (s.size() <= 200) return s;
-    return s.substr(0, 200) + "... (" + std::to_string(s.size()) + " characters)";
-  }
+  static std::string quote_json(const json& v) { return clip_value(v.dump()); }
 };
 
 std::string as_string(const json& v) {
