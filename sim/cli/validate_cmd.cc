@@ -16,6 +16,7 @@
 #include "sim/cli/commands.h"
 #include "sim/diagnose/diagnose.h"
 #include "sim/io/scenario_loader.h"
+#include "sim/io/units.h"
 #include "sim/model/calibration.h"
 #include "sim/run/run.h"
 #include "validate/calibrate_job.h"
@@ -33,7 +34,7 @@ struct ValidateArgs {
   std::string scenario, backend = "mpi", out, calibration, hostfile;
   std::string timeout = "5s", grace = "5s", dump_wait = "1s", time_scale = "0.1", bytes_scale = "1/1024";
   std::vector<std::string> sets;
-  int ranks = 0;
+  std::optional<int> ranks;  // unset: the scenario's count
   bool spin_demo = false;
   int64_t spin_step = 3;
 };
@@ -175,8 +176,13 @@ Result<Prepared> prepare(const ValidateArgs& a) {
     return d;
   };
   if (a.backend != "mpi" && a.backend != "nccl")
-    return bad("--backend", "unknown backend '" + a.backend + "' (expected mpi or nccl)");
+    return bad("--backend", "unknown backend " + quote_value(a.backend) + " (expected mpi or nccl)");
   if (a.spin_demo && a.spin_step < 1) return bad("--spin-step", "expected a step >= 1");
+  if (a.ranks && *a.ranks < 1)
+    return bad("--ranks", "expected a number of processes >= 1 (got " + std::to_string(*a.ranks) +
+                              "); leave it out to use the scenario's ranks");
+  if (!a.hostfile.empty())
+    if (const std::string why = validate::hostfile_unreadable(a.hostfile); !why.empty()) return bad("--hostfile", why);
   Prepared p;
   auto timeout = parse_duration(a.timeout), grace = parse_duration(a.grace), wait = parse_duration(a.dump_wait);
   if (!timeout.ok() || timeout->ns <= 0) return bad("--timeout", "expected a positive duration like 5s");
@@ -189,9 +195,9 @@ Result<Prepared> prepare(const ValidateArgs& a) {
   p.grace = std::max(*grace, *wait + Duration::seconds(1));
   auto plan = load_plan(a.scenario, a.sets, [&](Scenario* s) { *s = validate::scale_scenario(*s, p.scaling); });
   if (!plan.ok()) return plan.errors();
-  if (a.ranks != 0 && a.ranks != plan->ranks)
+  if (a.ranks && *a.ranks != plan->ranks)
     return bad("--ranks", "the scenario has " + std::to_string(plan->ranks) + " ranks, not " +
-                              std::to_string(a.ranks) + " (set fleet.nodes / fleet.gpus_per_node with --set)");
+                              std::to_string(*a.ranks) + " (set fleet.nodes / fleet.gpus_per_node with --set)");
   p.plan = std::move(*plan);
   if (!a.calibration.empty()) {
     auto c = load_calibration(a.calibration);
