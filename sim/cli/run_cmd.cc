@@ -126,6 +126,7 @@ void register_run_command(CLI::App& app, int* exit_code) {
                   "auto (lockstep when eligible and the outputs allow: above 1024 ranks, or --outputs without "
                   "telemetry/fr/trace), event, or lockstep (when eligible)")
       ->check(CLI::IsMember({"auto", "event", "lockstep"}));
+  add_progress_flag(cmd);
   cmd->add_flag("--check-expect", args->check_expect, "Exit 1 unless the run meets the scenario's `expect:`");
   cmd->callback([args, exit_code] { *exit_code = do_run(*args); });
 }

@@ -142,6 +142,7 @@ void register_validate_command(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand("validate", "Run a scenario for real (MPI processes) and in the simulator, side by side");
   cmd->add_option("scenario", a->scenario, "Scenario YAML file")->required();
   cmd->add_option("--backend", a->backend, "Collective library: mpi (CPU processes) or nccl (one GPU per rank)");
+  add_progress_flag(cmd);
   cmd->add_flag("--spin-demo", a->spin_demo,
                 "At --spin-step, the first collective waits for a peer that never comes (a kernel spinning on a "
                 "flag with nccl); the watchdog then times it out and aborts");
