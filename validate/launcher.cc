@@ -10,12 +10,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <thread>
+
+#include "sim/io/units.h"
 
 namespace fs = std::filesystem;
 
@@ -28,6 +32,17 @@ std::optional<std::string> find_runner(const std::string& name) {
   for (const fs::path& p : {self.parent_path() / name, self.parent_path() / "validate" / name})
     if (::access(p.c_str(), X_OK) == 0) return p.string();
   return std::nullopt;
+}
+
+std::string hostfile_unreadable(const std::string& path) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  const std::string shown = quote_value(path);
+  if (!std::filesystem::exists(st)) return shown + " does not exist";
+  if (std::filesystem::is_directory(st)) return shown + " is a folder, not a hostfile";
+  std::ifstream in(path);
+  if (!in) return "cannot read " + shown + ": " + std::strerror(errno);
+  return "";
 }
 
 std::vector<std::string> mpirun_argv(const LaunchSpec& spec) {

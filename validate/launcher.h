@@ -38,6 +38,11 @@ std::optional<std::string> find_runner(const std::string& name = "fleetsim-mpi-r
 // 60 s). "" when ready, else one line saying why not.
 std::string nccl_backend_unavailable();
 
+// For --hostfile, before anything is launched: "" when `path` is a regular
+// file this process can read, else one line saying why not (mpirun would
+// otherwise fail with only the first line of its banner).
+std::string hostfile_unreadable(const std::string& path);
+
 // The mpirun argv: --allow-run-as-root when root, --oversubscribe (and
 // --bind-to none) when ranks exceed the cores, -np N.
 std::vector<std::string> mpirun_argv(const LaunchSpec& spec);

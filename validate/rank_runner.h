@@ -98,6 +98,7 @@ class RankRunner {
   std::atomic<int64_t> state_since_{0}, busy_ns_{0}, compute_ns_{0}, nic_bytes_{0};
   std::atomic<bool> stop_{false};
   int64_t last_demand_ = 0, last_cpu_ = 0, last_busy_ = 0, last_compute_ = 0;  // watchdog thread only
+  int64_t last_sample_ns_ = 0;  // when the previous telemetry sample was taken (watchdog thread only)
   bool device_telemetry_ = true;  // false once the transport had no device sample
   std::thread watchdog_;
 };

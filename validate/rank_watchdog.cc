@@ -58,6 +58,7 @@ void RankRunner::watchdog_loop() {
   const int64_t period = std::max<int64_t>(plan_.scenario.job.telemetry_period.ns, 10'000'000);
   int64_t next_poll = kWatchdogPollNs, next_tel = period;
   std::tie(last_demand_, last_cpu_) = read_proc_cpu();
+  last_sample_ns_ = now_ns();
   while (!stop_) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     const int64_t now = now_ns();
@@ -160,7 +161,10 @@ void RankRunner::sample_telemetry(int64_t t, int64_t period_ns) {
   const int state = state_;
   const int64_t open = state != 0 ? now - state_since_ : 0;
   const int64_t busy = busy_ns_ + open, comp = compute_ns_ + (state == 1 ? open : 0);
-  const double p = static_cast<double>(period_ns);
+  // Shares of the time since the previous sample as measured, not of the
+  // nominal period: a late wake-up of this thread must not read as idle time.
+  const double p = static_cast<double>(now > last_sample_ns_ ? now - last_sample_ns_ : period_ns);
+  last_sample_ns_ = now;
   auto pct = [p](int64_t d) { return std::min<int64_t>(100, std::llround(static_cast<double>(d) / p * 100.0)); };
   // gpu_util: on a CPU backend the main thread's demand (running or runnable);
   // on a GPU the driver's utilization.gpu, or without NVML the share of the

@@ -40,11 +40,17 @@ class Expr {
   static Result<Expr> parse(std::string_view text);
 
   // Evaluates with the given variable values. A division or modulo by zero
-  // yields no value: returns false and leaves *out untouched.
+  // yields no value: returns false and leaves *out untouched (callers report
+  // it as an error: docs/scenario-format.md, "when blocks").
   bool eval(const VarValues& vars, int64_t* out) const;
 
   // True if the expression reads `v` (e.g. to know whether it varies by step).
   bool uses(Var v) const;
+
+  // True if some divisor (the right side of a `/` or `%`) that does not read
+  // `v` is 0, or itself has no value, under `vars`: a static check's hint that
+  // some value of `v` may fail (evaluate the whole expression to know).
+  bool zero_divisor_without(Var v, const VarValues& vars) const;
 
   const std::string& text() const { return text_; }
 
@@ -57,6 +63,13 @@ class Expr {
   struct Parser;  // recursive-descent compiler, defined in expr.cc
   std::vector<Instr> code_;
   uint32_t vars_used_ = 0;  // bit i set if Var i is read
+  struct Divisor {
+    uint32_t begin, end;  // the divisor's code: a whole subexpression, code_[begin, end)
+    uint32_t vars_used;   // bit i set if the divisor reads Var i
+  };
+  std::vector<Divisor> divisors_;
+  // Runs code_[begin, end), a whole (sub)expression; false if it has no value.
+  bool run(size_t begin, size_t end, const VarValues& vars, int64_t* out) const;
 };
 
 }  // namespace fleetsim

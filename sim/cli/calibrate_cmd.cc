@@ -60,13 +60,13 @@ void print_result(const validate::CalibrateResult& r, const std::string& out) {
 
 int do_calibrate(const CalibrateArgs& a) {
   if (a.backend != "mpi" && a.backend != "nccl")
-    return fail("--backend: error: unknown backend '" + a.backend + "' (expected mpi or nccl)");
+    return fail("--backend: error: unknown backend " + quote_value(a.backend) + " (expected mpi or nccl)");
   if (a.ranks < 2)
     return fail("--ranks: error: need at least 2 ranks (got " + std::to_string(a.ranks) + ")" +
                 (a.backend == "nccl" ? "; with one GPU run fleetsim-nccl-runner selftest" : ""));
   if (a.backend == "nccl") {
     if (!nccl::fabric_preset(a.system))
-      return fail("--system: error: unknown fabric preset '" + a.system + "' (expected " + nccl::kPresetNames + ")");
+      return fail("--system: error: unknown fabric preset " + quote_value(a.system) + " (expected " + nccl::kPresetNames + ")");
     if (a.nodes < 1 || a.ranks % a.nodes != 0) return fail("--nodes: error: must divide --ranks");
     if (!a.nccl_version.empty() && !nccl::constants_for_version(a.nccl_version))
       return fail(std::string("--nccl-version: error: expected ") + nccl::kSupportedVersions);
@@ -74,6 +74,9 @@ int do_calibrate(const CalibrateArgs& a) {
       return fail("--backend nccl: error: " + why);
   }
   if (!(a.factor > 1.0)) return fail("--step-factor: error: must be > 1");
+  if (!a.hostfile.empty())
+    if (const std::string why = validate::hostfile_unreadable(a.hostfile); !why.empty())
+      return fail("--hostfile: error: " + why);
   validate::CalibrateSpec spec;
   spec.backend = a.backend;
   spec.system = a.system;
@@ -94,7 +97,7 @@ int do_calibrate(const CalibrateArgs& a) {
     spec.ops.clear();
     for (const std::string& name : split_list(a.ops)) {
       const auto k = collective_from_name(name);
-      if (!k) return fail("--ops: error: unknown collective '" + name + "'");
+      if (!k) return fail("--ops: error: unknown collective " + quote_value(name));
       spec.ops.push_back(*k);
     }
   }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/cli/commands.h"
+#include "sim/io/units.h"
 #include "sim/model/nccl_model.h"
 
 namespace fleetsim::cli {
@@ -59,7 +60,7 @@ std::string build_fabric(const CollectivesArgs& a, nccl::Fabric* f) {
   if (a.gpus_per_node > 0) f->gpus_per_node = a.gpus_per_node;
   for (const std::string& kv : a.sets) {
     const size_t eq = kv.find('=');
-    if (eq == std::string::npos) return "--set expects KEY=VALUE (got '" + kv + "')";
+    if (eq == std::string::npos) return "--set expects KEY=VALUE (got " + quote_value(kv) + ")";
     if (std::string e = nccl::set_fabric_field(f, kv.substr(0, eq), kv.substr(eq + 1)); !e.empty()) return e;
   }
   return "";

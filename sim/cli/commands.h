@@ -3,7 +3,11 @@
 // 0 = it ran (whatever the simulated job did), 2 = bad input, 1 = internal failure.
 #pragma once
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+
+#include "sim/observe/progress.h"
 
 namespace fleetsim::cli {
 
@@ -16,5 +20,12 @@ void register_drill_command(CLI::App& app, int* exit_code);
 void register_validate_command(CLI::App& app, int* exit_code);
 void register_calibrate_command(CLI::App& app, int* exit_code);
 void register_list_command(CLI::App& app, int* exit_code);
+
+// --progress: progress lines on stderr even when it is not a terminal (plain
+// lines every ~5 s); on a terminal they are on anyway, redrawn in place.
+inline void add_progress_flag(CLI::App* cmd) {
+  cmd->add_flag_function("--progress", [](int64_t) { set_progress_output(::isatty(2) != 0, true); },
+                         "Progress on stderr when it is not a terminal too (plain lines every ~5 s)");
+}
 
 }  // namespace fleetsim::cli

@@ -149,6 +149,7 @@ void register_run_command(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"auto", "event", "lockstep"}));
   cmd->add_option("--max-output", args->max_output,
                   "Refuse to run if the output folder is predicted above SIZE (e.g. 10GiB; default 2GiB)");
+  add_progress_flag(cmd);
   cmd->add_flag("--check-expect", args->check_expect, "Exit 1 unless the run meets the scenario's `expect:`");
   cmd->callback([args, exit_code] { *exit_code = do_run(*args); });
 }

@@ -63,18 +63,14 @@ Result<SweepAxis> parse_vary(const std::string& text) {
   return a;
 }
 
-// A progress bar on stderr while tasks run, only on a terminal.
+// Progress on stderr while tasks run (sim/observe/progress.h: a terminal, or --progress).
 void progress(const std::atomic<size_t>& done, size_t total, const std::atomic<bool>& stop) {
-  while (!stop) {
-    const size_t d = done.load();
-    const int fill = total ? static_cast<int>(40 * d / total) : 40;
-    std::fprintf(stderr, "\r[%s%s] %zu/%zu runs", std::string(static_cast<size_t>(fill), '#').c_str(),
-                 std::string(static_cast<size_t>(40 - fill), ' ').c_str(), d, total);
-    std::fflush(stderr);
-    if (d >= total) break;
+  ProgressMeter meter("sweep", "runs", static_cast<int64_t>(total));
+  while (!stop && done.load() < total) {
+    meter.update(static_cast<int64_t>(done.load()));
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  std::fprintf(stderr, "\r%*s\r", 70, "");
+  meter.update(static_cast<int64_t>(done.load()));
 }
 
 struct World {
@@ -134,7 +130,7 @@ int do_sweep(const SweepArgs& a, const World& w) {
   size_t my_tasks = 0;
   for (size_t i = 0; i < grid->tasks(); ++i) my_tasks += mine(i) ? 1 : 0;
   std::thread bar;
-  if (w.rank == 0 && ::isatty(2)) bar = std::thread(progress, std::cref(done), my_tasks, std::cref(stop));
+  if (w.rank == 0 && progress_enabled()) bar = std::thread(progress, std::cref(done), my_tasks, std::cref(stop));
   auto results = run_tasks(*grid, threads, mine, &done);
   stop = true;
   if (bar.joinable()) bar.join();
@@ -155,6 +151,7 @@ void register_sweep_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--seeds", args->seeds, "Seeds per point (job.seed + 0..N-1)")->check(CLI::Range(1, 1000000));
   cmd->add_option("--threads", args->threads, "Worker threads (default: all cores)")->check(CLI::Range(0, 4096));
   cmd->add_option("--format", args->format, "table or csv")->check(CLI::IsMember({"table", "csv"}));
+  add_progress_flag(cmd);
   cmd->callback([args, exit_code] {
     const World w = start_mpi();
     *exit_code = do_sweep(*args, w);

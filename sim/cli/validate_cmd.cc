@@ -16,6 +16,7 @@
 #include "sim/cli/commands.h"
 #include "sim/diagnose/diagnose.h"
 #include "sim/io/scenario_loader.h"
+#include "sim/io/units.h"
 #include "sim/model/calibration.h"
 #include "sim/run/out_dir.h"
 #include "sim/run/run.h"
@@ -34,7 +35,7 @@ struct ValidateArgs {
   std::string scenario, backend = "mpi", out, calibration, hostfile;
   std::string timeout = "5s", grace = "5s", dump_wait = "1s", time_scale = "0.1", bytes_scale = "1/1024";
   std::vector<std::string> sets;
-  int ranks = 0;
+  std::optional<int> ranks;  // unset: the scenario's count
   bool spin_demo = false;
   bool force = false;
   int64_t spin_step = 3;
@@ -143,6 +144,7 @@ void register_validate_command(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand("validate", "Run a scenario for real (MPI processes) and in the simulator, side by side");
   cmd->add_option("scenario", a->scenario, "Scenario YAML file")->required();
   cmd->add_option("--backend", a->backend, "Collective library: mpi (CPU processes) or nccl (one GPU per rank)");
+  add_progress_flag(cmd);
   cmd->add_flag("--spin-demo", a->spin_demo,
                 "At --spin-step, the first collective waits for a peer that never comes (a kernel spinning on a "
                 "flag with nccl); the watchdog then times it out and aborts");
@@ -182,8 +184,13 @@ Result<Prepared> prepare(const ValidateArgs& a) {
     return d;
   };
   if (a.backend != "mpi" && a.backend != "nccl")
-    return bad("--backend", "unknown backend '" + a.backend + "' (expected mpi or nccl)");
+    return bad("--backend", "unknown backend " + quote_value(a.backend) + " (expected mpi or nccl)");
   if (a.spin_demo && a.spin_step < 1) return bad("--spin-step", "expected a step >= 1");
+  if (a.ranks && *a.ranks < 1)
+    return bad("--ranks", "expected a number of processes >= 1 (got " + std::to_string(*a.ranks) +
+                              "); leave it out to use the scenario's ranks");
+  if (!a.hostfile.empty())
+    if (const std::string why = validate::hostfile_unreadable(a.hostfile); !why.empty()) return bad("--hostfile", why);
   Prepared p;
   auto timeout = parse_duration(a.timeout), grace = parse_duration(a.grace), wait = parse_duration(a.dump_wait);
   if (!timeout.ok() || timeout->ns <= 0) return bad("--timeout", "expected a positive duration like 5s");
@@ -196,9 +203,9 @@ Result<Prepared> prepare(const ValidateArgs& a) {
   p.grace = std::max(*grace, *wait + Duration::seconds(1));
   auto plan = load_plan(a.scenario, a.sets, [&](Scenario* s) { *s = validate::scale_scenario(*s, p.scaling); });
   if (!plan.ok()) return plan.errors();
-  if (a.ranks != 0 && a.ranks != plan->ranks)
+  if (a.ranks && *a.ranks != plan->ranks)
     return bad("--ranks", "the scenario has " + std::to_string(plan->ranks) + " ranks, not " +
-                              std::to_string(a.ranks) + " (set fleet.nodes / fleet.gpus_per_node with --set)");
+                              std::to_string(*a.ranks) + " (set fleet.nodes / fleet.gpus_per_node with --set)");
   p.plan = std::move(*plan);
   if (auto out = check_out_dir(out_folder(a), a.force, a.scenario); !out.ok()) return out.errors();
   if (!a.calibration.empty()) {

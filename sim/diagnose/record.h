@@ -1,7 +1,8 @@
 // The evidence diagnose reads: a RunRecord folder (docs/run-record.md) or a folder of
-// PyTorch flight-recorder JSON dumps. The reader is liberal about what it accepts
-// (string or number values, missing keys, null times) and strict about bad JSON,
-// which it reports as a Diagnostic with file:line:col.
+// PyTorch flight-recorder JSON dumps. The reader accepts the forms PyTorch versions
+// write (integers as numbers or digit strings, missing keys, null times) and rejects,
+// as a Diagnostic with file:line:col or the file, bad JSON, values of the wrong type,
+// negative sequence numbers and dumps that cannot all come from one job.
 #pragma once
 
 #include <cstdint>
@@ -158,7 +159,9 @@ std::optional<int> rank_from_file_name(const std::string& name);
 // line and column of text.
 SourceLoc loc_from_offset(const std::string& text, size_t byte, const std::string& file);
 
-// Reads a folder. Fails on a missing folder, one with nothing to read, or bad JSON.
+// Reads a folder. Fails on a missing folder, one with nothing to read, bad JSON,
+// or dumps that contradict each other (two for one rank, a rank outside the
+// world, two world sizes or group layouts: dumps of two jobs in one folder).
 Result<Record> read_record(const std::string& dir);
 
 }  // namespace fleetsim::diagnose

@@ -227,16 +227,61 @@ Result<std::vector<fs::path>> dump_files(const fs::path& dir) {
   return out;
 }
 
+// The job a dump says it belongs to: its world size (the widest group it
+// knows) and its groups' names, descriptions and sizes.
+struct JobShape {
+  int world = 0;
+  std::map<std::string, std::pair<std::string, size_t>> groups;  // name -> (desc, size)
+};
+
+JobShape job_shape(const FrDump& d) {
+  JobShape s;
+  for (const auto& [name, g] : d.groups) {
+    s.groups[name] = {g.desc, g.ranks.size()};
+    for (int r : g.ranks) s.world = std::max(s.world, r + 1);
+  }
+  return s;
+}
+
+// Dumps that cannot all come from one job: two files for one rank, a rank
+// outside the world its groups describe, or two world sizes or group layouts.
+std::optional<Diagnostic> contradiction(const FrDump& d, const Record& rec, const FrDump* first) {
+  if (auto it = rec.dumps.find(d.rank); it != rec.dumps.end())
+    return folder_error(d.file, "a second dump for rank " + std::to_string(d.rank) + " (also " + it->second.file +
+                                    "): dumps of two jobs in one folder? diagnose reads one job's dumps, one per rank");
+  if (!first) return std::nullopt;
+  const JobShape a = job_shape(*first), b = job_shape(d);
+  if (a.world > 0 && b.world > 0 && a.world != b.world)
+    return folder_error(d.file, "world size " + std::to_string(b.world) + " (from its pg_config), but " + first->file +
+                                    " has " + std::to_string(a.world) + ": dumps of two jobs in one folder?");
+  for (const auto& [name, shape] : b.groups) {
+    auto it = a.groups.find(name);
+    if (it == a.groups.end() || it->second == shape) continue;
+    return folder_error(d.file, "process group '" + name + "' is '" + shape.first + "' of " +
+                                    std::to_string(shape.second) + " ranks, but in " + first->file + " '" +
+                                    it->second.first + "' of " + std::to_string(it->second.second) +
+                                    ": dumps of two jobs in one folder?");
+  }
+  const int world = std::max(a.world, b.world);
+  if (world > 0 && d.rank >= world)
+    return folder_error(d.file, "rank " + std::to_string(d.rank) + " is outside the job's world of " +
+                                    std::to_string(world) + " ranks (0 .. " + std::to_string(world - 1) + ")");
+  return std::nullopt;
+}
+
 std::optional<Diagnostic> read_dumps(const fs::path& dir, Record& rec) {
   Result<std::vector<fs::path>> files = dump_files(dir);
   if (!files) return files.errors().front();
+  const FrDump* first = nullptr;
   for (const fs::path& p : *files) {
     Result<std::string> text = read_file_capped(p.string(), kRecordJsonMax, "flight-recorder dump");
     if (!text) return text.errors().front();
     Result<FrDump> dump = parse_fr_dump(*text, p.string(), *rank_from_file_name(p.filename()));
     if (!dump) return dump.errors().front();
+    if (auto err = contradiction(*dump, rec, first ? first : &*dump)) return err;
     rec.files.push_back(p.string());
-    rec.dumps.emplace(dump->rank, std::move(*dump));
+    auto placed = rec.dumps.emplace(dump->rank, std::move(*dump));
+    if (!first) first = &placed.first->second;
   }
   return std::nullopt;
 }

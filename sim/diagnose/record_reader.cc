@@ -3,34 +3,146 @@
 // writes as strings in one version and numbers in another are accepted either way.
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "sim/diagnose/record.h"
+#include "sim/io/units.h"
 
 namespace fleetsim::diagnose {
 namespace {
 
 using nlohmann::json;
 
-int64_t as_int(const json& v, int64_t fallback) {
-  if (v.is_number_integer() || v.is_number_unsigned()) return v.get<int64_t>();
-  if (v.is_number_float()) return static_cast<int64_t>(v.get<double>());
-  if (v.is_boolean()) return v.get<bool>() ? 1 : 0;
-  if (v.is_string()) {
-    const std::string& s = v.get_ref<const std::string&>();
-    char* end = nullptr;
-    const long long x = std::strtoll(s.c_str(), &end, 10);
-    if (end != s.c_str()) return x;
-  }
-  return fallback;
+// A step of a JSON path: an object key, or an array index when key is empty.
+struct PathStep {
+  std::string key;
+  size_t index = 0;
+};
+using JsonPath = std::vector<PathStep>;
+
+size_t skip_ws(const std::string& t, size_t i) {
+  while (i < t.size() && (t[i] == ' ' || t[i] == '\n' || t[i] == '\r' || t[i] == '\t')) ++i;
+  return i;
 }
 
-int64_t field_int(const json& obj, const char* key, int64_t fallback) {
-  auto it = obj.find(key);
-  return it == obj.end() ? fallback : as_int(*it, fallback);
+// The offset just past the JSON value that starts at `i` (text known to parse).
+size_t skip_value(const std::string& t, size_t i) {
+  if (i >= t.size()) return i;
+  if (t[i] == '"') {
+    for (++i; i < t.size() && t[i] != '"'; ++i) if (t[i] == '\\') ++i;
+    return i + 1;
+  }
+  if (t[i] == '{' || t[i] == '[') {
+    int depth = 0;
+    for (; i < t.size(); ++i) {
+      if (t[i] == '"') { i = skip_value(t, i) - 1; continue; }
+      if (t[i] == '{' || t[i] == '[') ++depth;
+      if ((t[i] == '}' || t[i] == ']') && --depth == 0) return i + 1;
+    }
+    return i;
+  }
+  while (i < t.size() && std::string_view(",}] \n\r\t").find(t[i]) == std::string_view::npos) ++i;
+  return i;
 }
+
+// The offset of the value at `path` in `t`; as deep as it can follow (an
+// escaped key is not matched: the enclosing value's offset comes back).
+size_t offset_of(const std::string& t, const JsonPath& path) {
+  size_t i = skip_ws(t, 0);
+  for (const PathStep& step : path) {
+    if (i >= t.size() || (t[i] != '{' && t[i] != '[')) return i;
+    const bool object = t[i] == '{';
+    size_t at = skip_ws(t, i + 1), n = 0;
+    bool found = false;
+    while (at < t.size() && t[at] != '}' && t[at] != ']') {
+      if (object) {
+        const size_t key_end = skip_value(t, at);
+        const bool match = t.compare(at + 1, key_end - at - 2, step.key) == 0 && key_end - at - 2 == step.key.size();
+        at = skip_ws(t, skip_ws(t, key_end) + 1);  // past ':'
+        if (match) { found = true; break; }
+      } else if (n++ == step.index) {
+        found = true;
+        break;
+      }
+      at = skip_ws(t, skip_value(t, at));
+      if (at < t.size() && t[at] == ',') at = skip_ws(t, at + 1);
+    }
+    if (!found) return i;
+    i = at;
+  }
+  return i;
+}
+
+std::string path_text(const JsonPath& path) {
+  std::string out;
+  for (const PathStep& s : path)
+    out += s.key.empty() ? "[" + std::to_string(s.index) + "]" : (out.empty() ? "" : ".") + s.key;
+  return out;
+}
+
+// One dump being read: the first value it cannot read becomes a Diagnostic
+// at the value's FILE:LINE:COL, naming its path and what was expected.
+struct DumpReader {
+  const std::string& text;
+  const std::string& file;
+  std::optional<Diagnostic> error;
+
+  void fail(const JsonPath& path, const std::string& message) {
+    if (error) return;
+    Diagnostic d;
+    d.loc = loc_from_offset(text, offset_of(text, path) + 1, file);
+    d.message = path_text(path) + ": " + message;
+    error = std::move(d);
+  }
+
+  // An integer, written as a JSON integer, a float with no fraction, or a
+  // string of decimal digits (PyTorch writes both forms); null or absent
+  // reads as `fallback`. Anything else is an error.
+  int64_t integer(const json& v, int64_t fallback, const JsonPath& path) {
+    if (v.is_null()) return fallback;
+    if (v.is_number_integer()) return v.get<int64_t>();
+    if (v.is_number_unsigned()) {
+      if (v.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)) return static_cast<int64_t>(v.get<uint64_t>());
+    } else if (v.is_number_float()) {
+      const double d = v.get<double>();
+      if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.2e18) return static_cast<int64_t>(d);
+    } else if (v.is_string()) {
+      const std::string& s = v.get_ref<const std::string&>();
+      char* end = nullptr;
+      errno = 0;
+      const long long x = std::strtoll(s.c_str(), &end, 10);
+      if (!s.empty() && end == s.c_str() + s.size() && errno == 0) return x;
+    }
+    fail(path, "expected an integer, got " + quote_json(v));
+    return fallback;
+  }
+
+  int64_t field(const json& obj, const char* key, int64_t fallback, JsonPath path) {
+    auto it = obj.find(key);
+    if (it == obj.end()) return fallback;
+    path.push_back({key, 0});
+    return integer(*it, fallback, path);
+  }
+
+  // A sequence number: an integer >= 0 where present.
+  int64_t seq(const json& obj, const char* key, JsonPath path) {
+    const int64_t v = field(obj, key, -1, path);
+    if (v < 0 && obj.contains(key) && !obj[key].is_null()) {
+      path.push_back({key, 0});
+      fail(path, "a sequence number must be >= 0, got " + std::to_string(v));
+    }
+    return v;
+  }
+
+  // A JSON value as an error message quotes it: at most ~200 characters.
+  static std::string quote_json(const json& v) { return clip_value(v.dump()); }
+};
 
 std::string as_string(const json& v) {
   if (v.is_string()) return v.get<std::string>();
@@ -48,7 +160,7 @@ bool field_bool(const json& obj, const char* key) {
   if (it == obj.end()) return false;
   if (it->is_boolean()) return it->get<bool>();
   if (it->is_string()) return *it == "true" || *it == "True" || *it == "1";
-  return as_int(*it, 0) != 0;
+  return it->is_number() && it->get<double>() != 0;
 }
 
 // A value that may have been written as a JSON-encoded string.
@@ -58,11 +170,16 @@ json unwrap(const json& v) {
   return inner.is_discarded() ? v : inner;
 }
 
-std::vector<int> parse_ranks(const json& v) {
+// A group's ranks: a list of integers >= 0 (or that list JSON-encoded in a string).
+std::vector<int> parse_ranks(const json& v, DumpReader& rd, const JsonPath& path) {
   std::vector<int> out;
   const json ranks = unwrap(v);
   if (!ranks.is_array()) return out;
-  for (const json& r : ranks) out.push_back(static_cast<int>(as_int(r, -1)));
+  for (const json& r : ranks) {
+    const int64_t x = rd.integer(r, -1, path);
+    if (x < 0 || x > INT32_MAX) rd.fail(path, "a rank must be an integer in 0 .. 2^31-1, got " + DumpReader::quote_json(r));
+    out.push_back(static_cast<int>(x));
+  }
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -73,7 +190,8 @@ int64_t numel_of(const json& sizes) {
   for (const json& tensor : sizes) {
     if (!tensor.is_array()) continue;
     int64_t n = 1;
-    for (const json& d : tensor) n *= as_int(d, 0);
+    for (const json& d : tensor)
+      n *= d.is_number() ? d.get<int64_t>() : d.is_string() ? std::strtoll(d.get_ref<const std::string&>().c_str(), nullptr, 10) : 0;
     total += n;
   }
   return total;
@@ -102,7 +220,8 @@ void read_frames(const json& e, FrEntry& out) {
   }
 }
 
-FrEntry parse_entry(const json& e) {
+FrEntry parse_entry(const json& e, DumpReader& rd, const JsonPath& at) {
+  auto field_int = [&](const json& obj, const char* key, int64_t fallback) { return rd.field(obj, key, fallback, at); };
   FrEntry out;
   out.record_id = field_int(e, "record_id", -1);
   out.pg_id = field_string(e, "pg_id");
@@ -112,8 +231,8 @@ FrEntry parse_entry(const json& e) {
     if (pg->size() > 1) out.pg_desc = as_string((*pg)[1]);
   }
   if (out.pg_name.empty()) out.pg_name = out.pg_id;
-  out.collective_seq_id = field_int(e, "collective_seq_id", -1);
-  out.p2p_seq_id = field_int(e, "p2p_seq_id", -1);
+  out.collective_seq_id = rd.seq(e, "collective_seq_id", at);
+  out.p2p_seq_id = rd.seq(e, "p2p_seq_id", at);
   out.is_p2p = field_bool(e, "is_p2p");
   out.profiling_name = field_string(e, "profiling_name");
   out.time_created_ns = field_int(e, "time_created_ns", 0);
@@ -134,7 +253,7 @@ FrEntry parse_entry(const json& e) {
   return out;
 }
 
-void read_groups(const json& root, FrDump& dump) {
+void read_groups(const json& root, FrDump& dump, DumpReader& rd) {
   auto cfg = root.find("pg_config");
   if (cfg == root.end() || !cfg->is_object()) return;
   for (auto it = cfg->begin(); it != cfg->end(); ++it) {
@@ -144,13 +263,13 @@ void read_groups(const json& root, FrDump& dump) {
     if (v.is_object()) {
       if (v.contains("name")) g.name = as_string(v["name"]);
       g.desc = field_string(v, "desc");
-      if (v.contains("ranks")) g.ranks = parse_ranks(v["ranks"]);
+      if (v.contains("ranks")) g.ranks = parse_ranks(v["ranks"], rd, {{"pg_config", 0}, {it.key(), 0}, {"ranks", 0}});
     }
     dump.groups[g.name] = g;
   }
 }
 
-void read_status(const json& root, FrDump& dump) {
+void read_status(const json& root, FrDump& dump, DumpReader& rd) {
   auto st = root.find("pg_status");
   if (st == root.end() || !st->is_object()) return;
   std::map<std::string, std::string> id_to_name;
@@ -160,10 +279,11 @@ void read_status(const json& root, FrDump& dump) {
     if (!v.is_object()) continue;
     std::string name = it.key();
     if (!dump.groups.count(name) && id_to_name.count(name)) name = id_to_name[name];
+    const JsonPath at{{"pg_status", 0}, {it.key(), 0}};
     FrStatus s;
-    s.last_enqueued = field_int(v, "last_enqueued_collective", -1);
-    s.last_started = field_int(v, "last_started_collective", -1);
-    s.last_completed = field_int(v, "last_completed_collective", -1);
+    s.last_enqueued = rd.field(v, "last_enqueued_collective", -1, at);
+    s.last_started = rd.field(v, "last_started_collective", -1, at);
+    s.last_completed = rd.field(v, "last_completed_collective", -1, at);
     dump.status[name] = s;
   }
 }
@@ -238,16 +358,21 @@ Result<FrDump> parse_fr_dump(const std::string& text, const std::string& file,
   }
   FrDump dump;
   dump.file = file;
-  dump.rank = static_cast<int>(field_int(root, "rank", fallback_rank));
+  DumpReader rd{text, file, std::nullopt};
+  const int64_t rank = rd.field(root, "rank", fallback_rank, {});
+  if (rank < 0 || rank > INT32_MAX) rd.fail({{"rank", 0}}, "a rank must be an integer in 0 .. 2^31-1, got " + std::to_string(rank));
+  dump.rank = static_cast<int>(rank);
   dump.version = field_string(root, "version");
-  read_groups(root, dump);
+  read_groups(root, dump, rd);
   auto entries = root.find("entries");
   if (entries != root.end() && entries->is_array()) {
-    for (const json& e : *entries) {
-      if (e.is_object()) dump.entries.push_back(parse_entry(e));
+    for (size_t i = 0; i < entries->size(); ++i) {
+      const json& e = (*entries)[i];
+      if (e.is_object()) dump.entries.push_back(parse_entry(e, rd, {{"entries", 0}, {"", i}}));
     }
   }
-  read_status(root, dump);
+  read_status(root, dump, rd);
+  if (rd.error) return *rd.error;
   return dump;
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "sim/io/jitter_reader.h"
+#include "sim/io/units.h"
 #include "sim/io/scenario_reader.h"
 
 namespace fleetsim {
@@ -18,7 +19,7 @@ void read_positive(NodeReader& r, const YamlNode& map, std::string_view key, con
   const std::string path = NodeReader::path(what, key);
   if (auto x = r.as_number(*v, path)) {
     if (*x > 0) *dst = *x;
-    else r.error(v->loc, "'" + path + "' must be > 0 (got " + v->scalar + ")");
+    else r.error(v->loc, "'" + path + "' must be > 0 (got " + clip_value(v->scalar) + ")");
   }
 }
 
@@ -27,7 +28,7 @@ void read_intermittent(NodeReader& r, const YamlNode& body, const std::string& w
   if (const YamlNode* p = r.require(body, "probability", what)) {
     if (auto x = r.as_percent(*p, what + ".probability")) {
       if (*x <= 1.0) f->probability = *x;
-      else r.error(p->loc, "'" + what + ".probability' must be at most 100% (got " + p->scalar + ")");
+      else r.error(p->loc, "'" + what + ".probability' must be at most 100% (got " + clip_value(p->scalar) + ")");
     }
   }
   const YamlNode* s = r.require(body, "slowdown", what);

@@ -3,6 +3,7 @@
 // mean of that distribution is the trapezoid average of the knots, which the
 // normalization divides out so that E[X] = 1 exactly.
 #include "sim/io/jitter_reader.h"
+#include "sim/io/units.h"
 
 #include <algorithm>
 #include <cmath>
@@ -27,11 +28,11 @@ bool parse_empirical_times(std::string_view csv, Jitter* out, std::string* error
     const double x = std::strtod(text.c_str(), &end);
     if (end != text.c_str() + text.size()) {
       if (v.empty() && no == 1) continue;  // a header
-      *error = std::to_string(no) + ": expected a time (a positive number), got '" + text + "'";
+      *error = std::to_string(no) + ": expected a time (a positive number), got " + quote_value(text);
       return false;
     }
     if (!(x > 0) || !std::isfinite(x)) {
-      *error = std::to_string(no) + ": times must be positive, got '" + text + "'";
+      *error = std::to_string(no) + ": times must be positive, got " + quote_value(text);
       return false;
     }
     v.push_back(x);

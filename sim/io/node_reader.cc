@@ -38,7 +38,7 @@ void NodeReader::error(const SourceLoc& loc, std::string message) {
 
 void NodeReader::unknown_name(const SourceLoc& loc, std::string_view kind, std::string_view got,
                               const Names& expected, std::string_view where) {
-  std::string msg = std::string("unknown ").append(kind) + std::string(" '").append(got) + std::string("'").append(where);
+  std::string msg = std::string("unknown ").append(kind) + " " + quote_value(got) + std::string(where);
   const std::string guess = closest_name(got, expected);
   if (!guess.empty()) msg += " (did you mean '" + guess + "'?)";
   error(loc, msg + "; expected one of: " + join_names(expected));
@@ -58,7 +58,7 @@ bool NodeReader::check_map(const YamlNode& n, std::string_view what, const Names
     bool dup = false;
     for (size_t j = 0; j < i && !dup; ++j) dup = n.keys[j].is_scalar() && n.keys[j].scalar == k.scalar;
     if (dup) {
-      error(k.loc, "duplicate key '" + k.scalar + std::string("' in '").append(what) + "'; each key may appear once");
+      error(k.loc, "duplicate key " + quote_value(k.scalar) + std::string(" in '").append(what) + "'; each key may appear once");
       continue;
     }
     bool known = false;
@@ -91,14 +91,14 @@ std::optional<int64_t> NodeReader::as_int(const YamlNode& n, std::string_view wh
   if (!s) return std::nullopt;
   Decimal d;
   if (parse_decimal(*s, &d) != s->size() || d.frac_digits > 0) {
-    error(n.loc, std::string("expected an integer for '").append(what) + "', got '" + *s + "'");
+    error(n.loc, std::string("expected an integer for '").append(what) + "', got " + quote_value(*s));
     return std::nullopt;
   }
   const int64_t v = d.negative ? -d.mantissa : d.mantissa;
   if (v < min || v > max) {
     std::string range = max == INT64_MAX ? ">= " + std::to_string(min)
                                          : "in " + std::to_string(min) + ".." + std::to_string(max);
-    error(n.loc, std::string("'").append(what) + "' must be " + range + " (got " + *s + ")");
+    error(n.loc, std::string("'").append(what) + "' must be " + range + " (got " + clip_value(*s) + ")");
     return std::nullopt;
   }
   return v;
@@ -109,7 +109,7 @@ std::optional<double> NodeReader::as_number(const YamlNode& n, std::string_view 
   if (!s) return std::nullopt;
   Decimal d;
   if (parse_decimal(*s, &d) != s->size()) {
-    error(n.loc, std::string("expected a number like 1.3 for '").append(what) + "', got '" + *s + "'");
+    error(n.loc, std::string("expected a number like 1.3 for '").append(what) + "', got " + quote_value(*s));
     return std::nullopt;
   }
   return d.to_double();
@@ -120,7 +120,7 @@ std::optional<bool> NodeReader::as_flag(const YamlNode& n, std::string_view what
   if (!s) return std::nullopt;
   if (*s == "true") return true;
   if (*s == "false") return false;
-  error(n.loc, std::string("expected true or false for '").append(what) + "', got '" + *s + "'");
+  error(n.loc, std::string("expected true or false for '").append(what) + "', got " + quote_value(*s));
   return std::nullopt;
 }
 

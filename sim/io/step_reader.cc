@@ -7,6 +7,7 @@
 
 #include "sim/io/jitter_reader.h"
 #include "sim/io/scenario_reader.h"
+#include "sim/io/units.h"
 #include "fleetsim/expr.h"
 
 namespace fleetsim {
@@ -94,7 +95,7 @@ std::optional<Op> ScenarioReader::read_op(const YamlNode& n) {
       return op;
     }
     if (find_kind(n.scalar)) {
-      error(n.loc, "op '" + n.scalar + "' needs its fields; expected '- " + n.scalar + ": {...}'");
+      error(n.loc, "op " + quote_value(n.scalar) + " needs its fields; expected '- " + clip_value(n.scalar) + ": {...}'");
     } else {
       unknown_name(n.loc, "op", n.scalar, op_names());
     }
@@ -107,14 +108,14 @@ std::optional<Op> ScenarioReader::read_op(const YamlNode& n) {
   if (n.find("when")) return read_when(n);
   for (const YamlNode& k : n.keys) {
     if (k.is_scalar() && (k.scalar == "do" || k.scalar == "else")) {
-      error(k.loc, "'" + k.scalar + "' without 'when'; expected a 'when' key in the same mapping");
+      error(k.loc, quote_value(k.scalar) + " without 'when'; expected a 'when' key in the same mapping");
       return std::nullopt;
     }
   }
   if (n.keys.size() != 1) {
     const YamlNode& k = n.keys.size() > 1 ? n.keys[1] : n;
     if (n.keys.empty()) error(n.loc, "empty op mapping; expected one op key, e.g. 'compute'");
-    else if (k.scalar == n.keys[0].scalar) error(k.loc, "duplicate key '" + k.scalar + "' in an op mapping");
+    else if (k.scalar == n.keys[0].scalar) error(k.loc, "duplicate key " + quote_value(k.scalar) + " in an op mapping");
     else error(k.loc, "an op mapping must have exactly one op key; found '" + n.keys[0].scalar + "' and '" +
                           k.scalar + "' (start each op with its own '-')");
     return std::nullopt;

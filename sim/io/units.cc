@@ -30,7 +30,7 @@ Diagnostic fail(std::string message) {
   return d;
 }
 
-std::string quoted(std::string_view s) { return std::string("'").append(s) + "'"; }
+std::string quoted(std::string_view s) { return quote_value(s); }
 
 // Finds `unit` in `table`; on failure says which units were expected.
 template <size_t N>
@@ -193,5 +193,12 @@ std::vector<std::string> split_list(const std::string& s) {
   }
   return out;
 }
+
+std::string clip_value(std::string_view value) {
+  if (value.size() <= kMaxQuotedChars) return std::string(value);
+  return std::string(value.substr(0, kMaxQuotedChars)) + "... (" + std::to_string(value.size()) + " characters)";
+}
+
+std::string quote_value(std::string_view value) { return "'" + clip_value(value) + "'"; }
 
 }  // namespace fleetsim

@@ -1,6 +1,7 @@
 // Exact decimal numbers as they appear in scenario files ("1.5", "-3", "0.25"):
 // the unit parsers of scenario_loader.h build on this, and the loader uses it
-// to read plain numbers. Internal to sim/io.
+// to read plain numbers; and how every error message quotes a value the user
+// gave (clip_value, quote_value), so a huge value is never echoed whole.
 #pragma once
 
 #include <cstddef>
@@ -28,6 +29,14 @@ struct Decimal {
 // digits, optional '.' and digits). Returns how many characters it used, or 0
 // if `text` does not start with a number or the number has over 18 digits.
 size_t parse_decimal(std::string_view text, Decimal* out);
+
+// Values quoted in error messages are cut to this many characters.
+inline constexpr size_t kMaxQuotedChars = 200;
+// `value` as an error message shows it: whole up to kMaxQuotedChars, else its
+// first kMaxQuotedChars characters, "..." and its total length.
+std::string clip_value(std::string_view value);
+// The same in single quotes: 'value'.
+std::string quote_value(std::string_view value);
 
 // The items of a comma-separated command-line list ("a,b,,c" -> a, b, c).
 std::vector<std::string> split_list(const std::string& s);

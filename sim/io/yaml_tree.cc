@@ -1,6 +1,7 @@
 // Builds the YamlNode tree from yaml-cpp's parse and applies --set overrides.
 // yaml-cpp marks are 0-based; every location here is 1-based, as GCC prints.
 #include "sim/io/yaml_tree.h"
+#include "sim/io/units.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -79,7 +80,7 @@ std::string YamlNode::describe() const {
     case Kind::kNull: return "nothing";
     case Kind::kMap: return "a mapping";
     case Kind::kSequence: return "a list";
-    case Kind::kScalar: return "'" + scalar + "'";
+    case Kind::kScalar: return quote_value(scalar);
   }
   return "?";
 }

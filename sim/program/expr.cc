@@ -262,8 +262,17 @@ struct Expr::Parser {
         return fail(rhs.start, std::string(op.text == "/" ? "division" : "modulo") +
                                    " by the constant 0; expected a non-zero divisor");
       }
+      if (op.text == "/" || op.text == "%") add_divisor(rhs_start);
       emit(binary_code(op.text), 0, -1);
     }
+  }
+
+  // Records the divisor just compiled, code_[begin, end), and the variables it reads.
+  void add_divisor(size_t begin) {
+    Divisor d{static_cast<uint32_t>(begin), static_cast<uint32_t>(out->code_.size()), 0};
+    for (size_t i = begin; i < out->code_.size(); ++i)
+      if (out->code_[i].code == kLoad) d.vars_used |= 1u << static_cast<unsigned>(out->code_[i].value);
+    out->divisors_.push_back(d);
   }
 
   // A stable C string for an operator (the token's view is not NUL-terminated).
@@ -294,11 +303,23 @@ Result<Expr> Expr::parse(std::string_view text) {
   return e;
 }
 
-bool Expr::eval(const VarValues& vars, int64_t* out) const {
+bool Expr::eval(const VarValues& vars, int64_t* out) const { return run(0, code_.size(), vars, out); }
+
+bool Expr::zero_divisor_without(Var v, const VarValues& vars) const {
+  const uint32_t bit = 1u << static_cast<unsigned>(v);
+  for (const Divisor& d : divisors_) {
+    if (d.vars_used & bit) continue;
+    int64_t value = 0;
+    if (!run(d.begin, d.end, vars, &value) || value == 0) return true;
+  }
+  return false;
+}
+
+bool Expr::run(size_t begin, size_t end, const VarValues& vars, int64_t* out) const {
   std::array<int64_t, kMaxStack + 1> st;
   size_t sp = 0;  // number of values on the stack
-  size_t pc = 0;
-  while (pc < code_.size()) {
+  size_t pc = begin;
+  while (pc < end) {
     const Instr& in = code_[pc++];
     if (in.code == kPush) { st[sp++] = in.value; continue; }
     if (in.code == kLoad) { st[sp++] = vars[static_cast<size_t>(in.value)]; continue; }

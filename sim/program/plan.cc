@@ -9,6 +9,7 @@
 #include "fleetsim/plan.h"
 #include "fleetsim/rng.h"
 #include "sim/program/fault_effects.h"
+#include "sim/program/when_check.h"
 
 namespace fleetsim {
 
@@ -248,6 +249,7 @@ class Compiler {
       return d;
     }
     plan_.exprs.push_back(std::move(*expr));
+    when_locs_.push_back(op.when_loc);
     const size_t at = plan_.program.size();
     plan_.program.push_back({InstrKind::kBranch, static_cast<uint32_t>(plan_.exprs.size() - 1), 0});
     if (auto r = block(op.then_ops, &op); !r.ok()) return r;
@@ -290,6 +292,10 @@ class Compiler {
   }
 
   Plan& plan_;
+  std::vector<SourceLoc> when_locs_;  // where each of plan_.exprs sits
+
+ public:
+  const std::vector<SourceLoc>& when_locs() const { return when_locs_; }
 };
 
 }  // namespace
@@ -324,6 +330,7 @@ Result<Plan> compile_plan(const Scenario& scenario) {
     FLEETSIM_CHECK(!ops.empty());  // the loader checked that `op` names an op
     plan.op_fault_ops.push_back(std::move(ops));
   }
+  if (auto d = find_static_division_by_zero(plan, c.when_locs())) return *d;
   return plan;
 }
 

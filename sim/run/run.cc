@@ -18,6 +18,7 @@
 #include "sim/observe/flight_recorder.h"
 #include "sim/observe/job_log.h"
 #include "sim/observe/model_json.h"
+#include "sim/observe/progress.h"
 #include "sim/observe/straggler_stats.h"
 #include "sim/observe/telemetry.h"
 #include "sim/observe/trace_writer.h"
@@ -149,6 +150,7 @@ class RecordObservers {
       fr_ = fr.get();
       owned_.push_back(std::move(fr));
     }
+    if (auto p = make_progress_observer(plan_)) owned_.push_back(std::move(p));
     for (auto& o : owned_) obs.push_back(o.get());
     return obs;
   }

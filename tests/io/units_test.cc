@@ -84,5 +84,23 @@ TEST(SplitList, CommasAndEmptyItems) {
   EXPECT_EQ(split_list("one"), (std::vector<std::string>{"one"}));
 }
 
+// Error messages quote a user's value whole up to 200 characters, else cut
+// with "..." and its length: a 3 MB value is never echoed whole.
+TEST(UnitsTest, QuotedValuesAreClipped) {
+  EXPECT_EQ(quote_value("10ms"), "'10ms'");
+  EXPECT_EQ(clip_value(std::string(200, 'a')), std::string(200, 'a'));
+  EXPECT_EQ(clip_value(std::string(201, 'a')), std::string(200, 'a') + "... (201 characters)");
+  const std::string huge(3 << 20, '7');
+  EXPECT_EQ(error_of(parse_duration(huge + "x")).size() < 400, true);
+  auto s = load_scenario_text("name: t\nfleet: {system: custom, gpus_per_node: 2, nodes: 2}\nparallel: {tp: 2, dp: 2}\n"
+                              "job: {steps: " + huge + "}\nstep:\n  - compute: {time: 1ms}\n", "t.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.errors()[0].message,
+            "expected an integer for 'job.steps', got '" + std::string(200, '7') + "... (3145728 characters)'");
+  auto k = load_scenario_text("name: t\n" + std::string(1000, 'k') + ": 1\n", "t.yaml");
+  ASSERT_FALSE(k.ok());
+  EXPECT_LT(k.errors()[0].message.size(), 800u) << k.errors()[0].message.substr(0, 800);
+}
+
 }  // namespace
 }  // namespace fleetsim

@@ -221,10 +221,15 @@ TEST(NcclBackend, SpinDemoOnTheCpuBackend) {
   EXPECT_NE(all.find("Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, OpType=ALLREDUCE"),
             std::string::npos) << all;
   EXPECT_TRUE(fs::exists(out_dir + "/real/fr/rank_0.json"));
-  // While it spins the rank reads 100% busy with no compute (as nvidia-smi reads a hung NCCL kernel).
+  // While it spins the rank reads busy with no compute (as nvidia-smi reads a hung NCCL kernel). The
+  // runner's own accounting says so exactly: in a collective for the whole of each sample's interval
+  // (sm_active 1), in compute for none of it (tensor_active 0). gpu_util on the CPU backend is the
+  // scheduler's running-or-runnable time, which a loaded machine skews, so it is only required to
+  // show the spin at all (a stalled, sleeping rank reads 0 there).
   std::ifstream tel(out_dir + "/real/telemetry.csv");
   std::string line;
   int spinning = 0;
+  double util_sum = 0;
   std::getline(tel, line);
   while (std::getline(tel, line)) {
     const double t = std::atof(line.c_str());
@@ -233,12 +238,14 @@ TEST(NcclBackend, SpinDemoOnTheCpuBackend) {
     std::stringstream ss(line);
     for (std::string cell; std::getline(ss, cell, ',');) c.push_back(cell);
     ASSERT_GE(c.size(), 7u);
-    EXPECT_GE(std::atof(c[2].c_str()), 90) << line;   // gpu_util
-    EXPECT_EQ(std::atof(c[4].c_str()), 0.0) << line;  // tensor_active
-    EXPECT_EQ(c[6], "3") << line;                      // step
+    util_sum += std::atof(c[2].c_str());                  // gpu_util
+    EXPECT_DOUBLE_EQ(std::atof(c[3].c_str()), 1.0) << line;  // sm_active
+    EXPECT_EQ(std::atof(c[4].c_str()), 0.0) << line;         // tensor_active
+    EXPECT_EQ(c[6], "3") << line;                             // step
     ++spinning;
   }
   EXPECT_GE(spinning, 10);
+  EXPECT_GT(util_sum, 0.0);
   fs::remove_all(fs::path(out_dir).parent_path());
 }
 
