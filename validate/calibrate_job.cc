@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "fleetsim/progress.h"
 #include "validate/launcher.h"
 
 namespace fs = std::filesystem;
@@ -154,7 +155,26 @@ Result<CalibrateResult> run_calibration(const CalibrateSpec& spec) {
              "--factor", std::to_string(spec.factor), "--iters", std::to_string(spec.iters), "--budget-s",
              std::to_string(spec.budget_s)};
   if (!gpu && spec.ranks > static_cast<int>(std::thread::hardware_concurrency())) ls.args.push_back("--yield");
+  // Progress: one raw.csv row per (op, group size, message size) measured.
+  int64_t per_op = 0;  // as the runner's sweep walks them (validate/calib_sweep.cc)
+  for (double b = static_cast<double>(spec.min_bytes); b <= static_cast<double>(spec.max_bytes) * 1.0001 && per_op < 1000;
+       b *= std::max(2.0, static_cast<double>(spec.factor)))
+    ++per_op;
+  int64_t rows_total = 0;
+  for (OpKind op : spec.ops)
+    for (int g : sizes) rows_total += op == OpKind::kSend && g != 2 ? 0 : per_op;
+  ProgressMeter meter("calibrate", "sizes", rows_total);
+  if (progress_enabled()) {
+    ls.on_poll = [&meter, csv = work + "/raw.csv"] {
+      std::ifstream in(csv);
+      int64_t rows = 0;
+      for (std::string line; std::getline(in, line);)
+        rows += !line.empty() && line[0] != '#' && line.rfind("op,", 0) != 0;  // not the header
+      meter.update(rows);
+    };
+  }
   const auto lr = launch(ls);
+  meter.finish();
   CalibrateResult r;
   r.samples = read_samples(work + "/raw.csv", &r.measured_with);
   if (!lr || lr->exit_code != 0 || r.samples.empty()) {

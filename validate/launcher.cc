@@ -143,6 +143,7 @@ std::optional<LaunchResult> launch(const LaunchSpec& spec) {
     const pid_t w = ::waitpid(child, &status, WNOHANG);
     if (w == child) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (spec.on_poll) spec.on_poll();
     const auto now = std::chrono::steady_clock::now();
     if (!spec.watch_dir.empty()) {
       const uintmax_t b = tree_bytes(spec.watch_dir, spec.watch_suffix);

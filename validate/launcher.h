@@ -4,6 +4,7 @@
 // process is ever left behind. MPI-free (it only forks and execs mpirun).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@ struct LaunchSpec {
   std::string watch_suffix;        // only files whose names end so ("" = all)
   double idle_limit_s = 30;        // kill after this long without growth in watch_dir
   double hard_limit_s = 3600;      // and never run longer than this
+  std::function<void()> on_poll;   // called every poll (~50 ms) while the job runs (progress)
 };
 
 struct LaunchResult {

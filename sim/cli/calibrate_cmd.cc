@@ -134,6 +134,7 @@ void register_calibrate_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--step-factor", a->factor, "Size multiplier between steps (default 2)");
   cmd->add_option("--iters", a->iters, "Timed iterations per size, at most (default 20)");
   cmd->add_option("--hostfile", a->hostfile, "mpirun hostfile (a cluster); default: every rank here");
+  add_progress_flag(cmd);
   cmd->callback([a, exit_code] { *exit_code = do_calibrate(*a); });
 }
 

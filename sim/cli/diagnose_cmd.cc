@@ -35,6 +35,7 @@ void register_diagnose_command(CLI::App& app, int* exit_code) {
       "diagnose", "Walk the isolation order over a RunRecord or FR dump folder and name the culprit");
   cmd->add_option("DIR", opt->dir, "RunRecord folder, or a folder of PyTorch FR JSON dumps")->required();
   cmd->add_flag("--json", opt->json, "print one JSON object instead of the transcript");
+  add_progress_flag(cmd);
   cmd->callback([opt, exit_code] { *exit_code = run_diagnose(*opt); });
 }
 

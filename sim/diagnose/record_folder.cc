@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fleetsim/file_read.h"
+#include "fleetsim/progress.h"
 #include "fleetsim/record.h"
 #include "sim/diagnose/record.h"
 
@@ -273,7 +274,9 @@ std::optional<Diagnostic> read_dumps(const fs::path& dir, Record& rec) {
   Result<std::vector<fs::path>> files = dump_files(dir);
   if (!files) return files.errors().front();
   const FrDump* first = nullptr;
+  ProgressMeter meter("diagnose", "dumps", static_cast<int64_t>(files->size()));
   for (const fs::path& p : *files) {
+    meter.update(static_cast<int64_t>(rec.dumps.size()));
     Result<std::string> text = read_file_capped(p.string(), kRecordJsonMax, "flight-recorder dump");
     if (!text) return text.errors().front();
     Result<FrDump> dump = parse_fr_dump(*text, p.string(), *rank_from_file_name(p.filename()));
