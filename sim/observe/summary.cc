@@ -15,6 +15,10 @@ void add_scenario_fields(nlohmann::ordered_json* out, const Plan& plan) {
   j["parallel"] = {{"tp", plan.tp}, {"dp", plan.dp}, {"pp", plan.pp}};
 }
 
+namespace {
+constexpr size_t kTimedOutListed = 1024;
+}  // namespace
+
 void add_outcome_fields(nlohmann::ordered_json* out, const Plan& plan, const RunResult& r,
                         const std::string& deadlock_why) {
   nlohmann::ordered_json& j = *out;
@@ -29,8 +33,16 @@ void add_outcome_fields(nlohmann::ordered_json* out, const Plan& plan, const Run
                  {"group", group_name(r.hang.group)},
                  {"collective_seq_id", r.hang.collective_seq_id},
                  {"op", op_watchdog_name(op.kind)},
-                 {"op_name", plan.sources[op.source].name},
-                 {"timed_out_ranks", r.hang.timed_out_ranks}};
+                 {"op_name", plan.sources[op.source].name}};
+    // Every rank that timed out, in firing order, up to kTimedOutListed; beyond, the
+    // first kTimedOutListed and the count, so the summary stays bounded at any scale.
+    const std::vector<int>& t = r.hang.timed_out_ranks;
+    if (t.size() <= kTimedOutListed) {
+      j["hang"]["timed_out_ranks"] = t;
+    } else {
+      j["hang"]["timed_out_ranks_first"] = std::vector<int>(t.begin(), t.begin() + kTimedOutListed);
+      j["hang"]["timed_out_count"] = t.size();
+    }
   }
   if (r.outcome == Outcome::kCrash)
     j["crash"] = {{"rank", r.crash.rank}, {"step", r.crash.step}, {"at_s", r.crash.at.to_seconds()},

@@ -257,3 +257,27 @@ TEST(RunRecordCli, CheckVersionHelp) {
 
 }  // namespace
 }  // namespace fleetsim
+
+namespace fleetsim {
+namespace {
+
+// In a hang at fleet scale the summary lists the first 1024 ranks that timed out
+// and their count, not all of them: the folder stays bounded (16,384 ranks here).
+TEST(SummaryAtScale, TimedOutRanksAreBoundedInAHang) {
+  const fs::path dir = temp_dir("hang16k");
+  Result<PreparedRun> prepared = prepare_run(std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/step400_hang.yaml",
+                                             {"fleet.nodes=2048", "parallel.dp=2048"});
+  ASSERT_TRUE(prepared.ok());
+  RunOptions opts;
+  opts.out_dir = dir.string();
+  opts.outputs = std::vector<std::string>{"summary"};
+  ASSERT_TRUE(execute(*prepared, opts).ok());
+  const nlohmann::json s = nlohmann::json::parse(slurp(dir / "summary.json"));
+  fs::remove_all(dir);
+  EXPECT_EQ(s["hang"]["timed_out_count"], 16384);
+  EXPECT_EQ(s["hang"]["timed_out_ranks_first"].size(), 1024u);
+  EXPECT_FALSE(s["hang"].contains("timed_out_ranks"));
+}
+
+}  // namespace
+}  // namespace fleetsim
