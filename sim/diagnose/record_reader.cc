@@ -16,7 +16,11 @@ using nlohmann::json;
 
 int64_t as_int(const json& v, int64_t fallback) {
   if (v.is_number_integer() || v.is_number_unsigned()) return v.get<int64_t>();
-  if (v.is_number_float()) return static_cast<int64_t>(v.get<double>());
+  if (v.is_number_float()) {
+    // A float outside int64's range (1e300, inf, nan) has no integer value.
+    const double d = v.get<double>();
+    return d >= -0x1p63 && d < 0x1p63 ? static_cast<int64_t>(d) : fallback;
+  }
   if (v.is_boolean()) return v.get<bool>() ? 1 : 0;
   if (v.is_string()) {
     const std::string& s = v.get_ref<const std::string&>();
