@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -59,6 +60,14 @@ struct Csv {
     if (it == column.end() || it->second >= row.size()) return 0;
     return std::strtod(row[it->second].c_str(), nullptr);
   }
+  // A cell as an integer of type T; 0, as for a missing column, when it does not
+  // fit in T (a rank of 1e10, inf, nan).
+  template <class T>
+  T whole(const std::vector<std::string>& row, const char* name) const {
+    const double v = num(row, name);
+    const double lo = static_cast<double>(std::numeric_limits<T>::min());  // -2^(bits-1), exact
+    return v >= lo && v < -lo ? static_cast<T>(v) : T{0};
+  }
 };
 
 Result<Csv> read_csv(const fs::path& p) {
@@ -84,12 +93,12 @@ Result<std::vector<TelemetryRow>> read_telemetry(const fs::path& p) {
   for (const auto& row : csv.rows) {
     TelemetryRow t;
     t.time_s = csv.num(row, columns::kTimeS);
-    t.rank = static_cast<int>(csv.num(row, columns::kRank));
+    t.rank = csv.whole<int>(row, columns::kRank);
     t.gpu_util = csv.num(row, columns::kGpuUtil);
     t.sm_active = csv.num(row, columns::kSmActive);
     t.tensor_active = csv.num(row, columns::kTensorActive);
     t.nic_tx_bytes = csv.num(row, columns::kNicTxBytes);
-    t.step = static_cast<int64_t>(csv.num(row, columns::kStep));
+    t.step = csv.whole<int64_t>(row, columns::kStep);
     out.push_back(t);
   }
   return out;
@@ -102,11 +111,11 @@ Result<std::vector<StepRow>> read_steps(const fs::path& p) {
   std::vector<StepRow> out;
   for (const auto& row : csv.rows) {
     StepRow s;
-    s.step = static_cast<int64_t>(csv.num(row, columns::kStep));
+    s.step = csv.whole<int64_t>(row, columns::kStep);
     s.start_s = csv.num(row, columns::kStartS);
     s.end_s = csv.num(row, columns::kEndS);
     s.duration_s = csv.num(row, columns::kDurationS);
-    s.slowest_rank = static_cast<int>(csv.num(row, columns::kSlowestRank));
+    s.slowest_rank = csv.whole<int>(row, columns::kSlowestRank);
     out.push_back(s);
   }
   return out;

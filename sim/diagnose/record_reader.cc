@@ -313,6 +313,17 @@ Result<json> parse_json_text(const std::string& text, const std::string& file) {
     d.loc = loc_from_offset(text, e.byte, file);
     d.message = parse_error_text(e.what());
     return d;
+  } catch (const json::out_of_range& e) {
+    // A number beyond a double ("1e999"). nlohmann quotes the token but not its
+    // place: the diagnostic points at the token's first occurrence.
+    const std::string what = e.what();
+    const size_t open = what.find('\''), close = what.rfind('\'');
+    const std::string token = open < close ? what.substr(open + 1, close - open - 1) : "";
+    const size_t at = token.empty() ? std::string::npos : text.find(token);
+    Diagnostic d;
+    d.loc = loc_from_offset(text, at == std::string::npos ? 0 : at + 1, file);
+    d.message = "malformed JSON: number out of range" + (token.empty() ? "" : ": " + token);
+    return d;
   }
 }
 

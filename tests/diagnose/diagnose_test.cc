@@ -1,11 +1,15 @@
 // Tests for fleetsim diagnose: the culprit rule on hand-built PyTorch-schema FR
 // fixtures (tests/fixtures/fr/, written by make_fixtures.py), the record reader's
 // liberal parsing, and the CLI's output and exit codes.
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "tests/support/command.h"
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -168,6 +172,41 @@ TEST(DiagnoseReader, OffsetToLineCol) {
   const SourceLoc loc = loc_from_offset("{\n  \"a\": x}", 10, "f.json");
   EXPECT_EQ(loc.line, 2);
   EXPECT_EQ(loc.col, 8);
+}
+
+// A JSON number beyond a double is bad input at its place, not an uncaught exception.
+TEST(DiagnoseReader, NumberBeyondADoubleIsALocatedError) {
+  const Result<nlohmann::json> j = parse_json_text("{\n  \"rank\": 1e999}", "f.json");
+  ASSERT_FALSE(j.ok());
+  EXPECT_EQ(j.errors().front().loc.line, 2);
+  EXPECT_EQ(j.errors().front().loc.col, 11);
+  EXPECT_NE(j.errors().front().message.find("number out of range: 1e999"), std::string::npos);
+}
+
+// An FR integer given as a float beyond int64 has no integer value: a located error
+// (never an out-of-range cast).
+TEST(DiagnoseReader, HugeFloatFieldIsALocatedError) {
+  const Result<FrDump> d = parse_fr_dump(R"({"rank": 1e300, "entries": []})", "rank_5.json", 5);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.errors().front().loc.file, "rank_5.json");
+  EXPECT_EQ(d.errors().front().loc.line, 1);
+  EXPECT_NE(d.errors().front().message.find("rank"), std::string::npos) << d.errors().front().to_string();
+}
+
+// A CSV integer cell beyond its type reads as a missing cell (0); the others as written.
+TEST(DiagnoseReader, CsvIntegerBeyondItsTypeReadsAsZero) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("fleetsim_csv_range_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "steps.csv") << "step,start_s,end_s,duration_s,slowest_rank\n1e30,0,1,1,1e10\n2,1,2,1,3\n";
+  const Result<Record> rec = read_record(dir.string());
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(rec.ok());
+  ASSERT_EQ(rec->steps.size(), 2u);
+  EXPECT_EQ(rec->steps[0].step, 0);
+  EXPECT_EQ(rec->steps[0].slowest_rank, 0);
+  EXPECT_EQ(rec->steps[1].step, 2);
+  EXPECT_EQ(rec->steps[1].slowest_rank, 3);
 }
 
 // PyTorch's watchdog line yields rank, SeqNum, OpType and NumelIn.

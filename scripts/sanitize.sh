@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Builds fleetsim with AddressSanitizer and UBSan (GCC, Debug at -O1, ./build-asan)
+# and runs the unit suite and every scenario under them: `fleetsim run
+# --check-expect` (the run must meet its `expect:`) and `fleetsim diagnose` on
+# its folder. Any sanitizer report stops the process and fails the script
+# (docs/testing.md says what is left out and why).
+# Usage: scripts/sanitize.sh [GTEST_ARGS...]   (e.g. --gtest_filter=...; given, the Open MPI pass is skipped)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g" \
+      -DFLEETSIM_SANITIZE=ON -DFLEETSIM_WERROR=ON -DFLEETSIM_BUILD_BENCH=OFF "${launcher[@]}" >/dev/null
+cmake --build build-asan -j"$(nproc)" --target fleetsim fleetsim_tests
+
+# halt_on_error: the first report fails the test that caused it. The tests' counting
+# operator delete (tests/support/alloc_counter.cc) calls free, also on the few blocks
+# ASan's own operator new handed out: ASan would report those as new/free mismatches.
+export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:alloc_dealloc_mismatch=0:detect_stack_use_after_return=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+
+# The unit suite, less the golden transcripts: the scenario loop below runs every scenario.
+# The tests that start Open MPI jobs of ASan-built runners run second, without leak
+# detection: Open MPI and its plugins (unloaded before exit, so unnamed in the
+# reports) leave their own allocations at exit. ASan and UBSan still check them.
+# NcclBackend.SpinDemoOnTheCpuBackend is left to the Release build: it asserts that a
+# spinning runner process reads >= 90% CPU-busy, which a loaded machine under ASan misses.
+mpi="MpiValidate.*:MpiCalibrate.*:NcclBackend.RunnerReportsNoDeviceAndExits"
+work="$(mktemp -d "${TMPDIR:-/tmp}/fleetsim-asan.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+# One shard per core (ASan makes the suite about 5x slower than Release).
+shards="$(nproc)"
+pids=()
+for ((i = 0; i < shards; i++)); do
+  GTEST_TOTAL_SHARDS="$shards" GTEST_SHARD_INDEX="$i" build-asan/tests/fleetsim_tests \
+      --gtest_filter="-Scenario/Golden.*:NcclBackend.SpinDemoOnTheCpuBackend:$mpi" --gtest_brief=1 "$@" \
+      >"$work/shard$i.log" 2>&1 &
+  pids+=($!)
+done
+failed=0
+for ((i = 0; i < shards; i++)); do
+  if wait "${pids[$i]}"; then
+    grep -E '^\[  PASSED  \]' "$work/shard$i.log" | sed "s/^/shard $i: /"
+  else
+    echo "sanitize: FAILED: unit suite shard $i of $shards" >&2
+    tail -n 80 "$work/shard$i.log" >&2
+    failed=1
+  fi
+done
+[ "$failed" -eq 0 ] || exit 1
+[ $# -eq 0 ] && ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" build-asan/tests/fleetsim_tests --gtest_filter="$mpi" --gtest_brief=1
+
+# Every scenario of the library must meet its `expect:` and be diagnosed. Those of
+# scenarios/validate/ are simulated too; their `expect:` is the real run's (a crash
+# fault under mpirun ends the job, where the simulator reports the hang it causes
+# among the survivors), so they are run without --check-expect.
+n=0
+for s in scenarios/*.yaml scenarios/validate/*.yaml; do
+  name="$(basename "$s" .yaml)"
+  out="$work/$name"
+  check=(--check-expect)
+  [[ "$s" == scenarios/validate/* ]] && check=()
+  if ! build-asan/fleetsim run "$s" "${check[@]}" --out "$out" >"$work/$name.log" 2>&1; then
+    echo "sanitize: FAILED: fleetsim run $s ${check[*]}" >&2
+    tail -n 60 "$work/$name.log" >&2
+    exit 1
+  fi
+  if ! build-asan/fleetsim diagnose "$out" >"$work/$name.diag" 2>&1; then
+    echo "sanitize: FAILED: fleetsim diagnose $out" >&2
+    tail -n 60 "$work/$name.diag" >&2
+    exit 1
+  fi
+  n=$((n + 1))
+done
+echo "sanitize: unit suite and $n scenarios clean under ASan and UBSan"
