@@ -25,8 +25,8 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 # The tests that start Open MPI jobs of ASan-built runners run second, without leak
 # detection: Open MPI and its plugins (unloaded before exit, so unnamed in the
 # reports) leave their own allocations at exit. ASan and UBSan still check them.
-# NcclBackend.SpinDemoOnTheCpuBackend is left to the Release build: it asserts that a
-# spinning runner process reads >= 90% CPU-busy, which a loaded machine under ASan misses.
+# NcclBackend.SpinDemoOnTheCpuBackend is left to the Release build: it runs a real
+# spinning runner for seconds, which under ASan only slows the job down.
 mpi="MpiValidate.*:MpiCalibrate.*:NcclBackend.RunnerReportsNoDeviceAndExits"
 work="$(mktemp -d "${TMPDIR:-/tmp}/fleetsim-asan.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
