@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g" \
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" \
       -DFLEETSIM_SANITIZE=ON -DFLEETSIM_WERROR=ON -DFLEETSIM_BUILD_BENCH=OFF "${launcher[@]}" >/dev/null
 cmake --build build-asan -j"$(nproc)" --target fleetsim fleetsim_tests
 
