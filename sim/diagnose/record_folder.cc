@@ -4,6 +4,7 @@
 // must be a regular file within its cap (fleetsim/file_read.h); an entry that
 // cannot be read (a symlink loop, no permission) is a one-line error naming it.
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
@@ -15,6 +16,7 @@
 #include "fleetsim/progress.h"
 #include "fleetsim/record.h"
 #include "sim/diagnose/record.h"
+#include "sim/io/units.h"
 
 namespace fleetsim::diagnose {
 namespace {
@@ -131,8 +133,14 @@ Diagnostic folder_error(const std::string& file, const std::string& message) {
 int64_t int_or(const json& obj, const char* key, int64_t fallback) {
   auto it = obj.find(key);
   if (it == obj.end()) return fallback;
-  if (it->is_number()) return it->get<int64_t>();
-  if (it->is_string()) return std::strtoll(it->get<std::string>().c_str(), nullptr, 10);
+  if (it->is_number_unsigned())
+    return it->get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX) ? static_cast<int64_t>(it->get<uint64_t>()) : fallback;
+  if (it->is_number_integer()) return it->get<int64_t>();
+  if (it->is_number_float()) {
+    const double d = it->get<double>();
+    return std::isfinite(d) && std::fabs(d) < 9.2e18 ? static_cast<int64_t>(d) : fallback;
+  }
+  if (it->is_string()) return parse_int<int64_t>(it->get_ref<const std::string&>()).value_or(fallback);
   return fallback;
 }
 

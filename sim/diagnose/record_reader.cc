@@ -106,9 +106,10 @@ struct DumpReader {
   // reads as `fallback`. Anything else is an error.
   int64_t integer(const json& v, int64_t fallback, const JsonPath& path) {
     if (v.is_null()) return fallback;
-    if (v.is_number_integer()) return v.get<int64_t>();
     if (v.is_number_unsigned()) {
       if (v.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)) return static_cast<int64_t>(v.get<uint64_t>());
+    } else if (v.is_number_integer()) {
+      return v.get<int64_t>();
     } else if (v.is_number_float()) {
       const double d = v.get<double>();
       if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.2e18) return static_cast<int64_t>(d);
@@ -184,15 +185,41 @@ std::vector<int> parse_ranks(const json& v, DumpReader& rd, const JsonPath& path
   return out;
 }
 
+// One dimension of a tensor's shape: a non-negative integer (or one in a string);
+// anything else (a float, a negative, a value past int64) reads as unknown.
+std::optional<int64_t> dim_of(const json& d) {
+  if (d.is_number_unsigned()) {
+    const uint64_t u = d.get<uint64_t>();
+    return u <= static_cast<uint64_t>(INT64_MAX) ? std::optional<int64_t>(static_cast<int64_t>(u)) : std::nullopt;
+  }
+  if (d.is_number_integer()) {
+    const int64_t v = d.get<int64_t>();
+    return v >= 0 ? std::optional<int64_t>(v) : std::nullopt;
+  }
+  if (d.is_string()) {
+    const std::optional<int64_t> v = parse_int<int64_t>(d.get_ref<const std::string&>());
+    return v && *v >= 0 ? v : std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// The element count of a list of shapes, saturating at INT64_MAX; shapes with an
+// unreadable dimension count as 0.
 int64_t numel_of(const json& sizes) {
   int64_t total = 0;
   if (!sizes.is_array()) return 0;
   for (const json& tensor : sizes) {
     if (!tensor.is_array()) continue;
     int64_t n = 1;
-    for (const json& d : tensor)
-      n *= d.is_number() ? d.get<int64_t>() : d.is_string() ? std::strtoll(d.get_ref<const std::string&>().c_str(), nullptr, 10) : 0;
-    total += n;
+    for (const json& d : tensor) {
+      const std::optional<int64_t> dim = dim_of(d);
+      if (!dim) {
+        n = 0;
+        break;
+      }
+      if (__builtin_mul_overflow(n, *dim, &n)) n = INT64_MAX;
+    }
+    if (__builtin_add_overflow(total, n, &total)) total = INT64_MAX;
   }
   return total;
 }

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "sim/diagnose/fr_analyzer.h"
+#include "sim/io/units.h"
 
 namespace fleetsim::diagnose {
 namespace {
@@ -132,8 +133,8 @@ UtilPattern read_utilization(const std::vector<TelemetryRow>& rows) {
 int rank_of_line(std::string_view line) {
   static const std::regex kRank(R"(\[[Rr]ank ?(\d+)\])");
   std::match_results<std::string_view::const_iterator> m;
-  if (std::regex_search(line.begin(), line.end(), m, kRank)) return std::stoi(m[1].str());
-  return -1;
+  if (!std::regex_search(line.begin(), line.end(), m, kRank)) return -1;
+  return parse_int<int>(m[1].str()).value_or(-1);
 }
 
 std::optional<WatchdogLine> parse_watchdog_line(std::string_view line) {
@@ -143,15 +144,22 @@ std::optional<WatchdogLine> parse_watchdog_line(std::string_view line) {
   std::match_results<std::string_view::const_iterator> m;
   if (!std::regex_search(line.begin(), line.end(), m, kWork)) return std::nullopt;
   WatchdogLine w;
-  w.seq = std::stoll(m[1].str());
+  // A field too long for 64 bits is not a line PyTorch wrote.
+  std::optional<int64_t> fields[6];
+  for (int i = 0; i < 6; ++i) {
+    if (i == 1) continue;
+    fields[i] = parse_int<int64_t>(m[i + 1].str());
+    if (!fields[i]) return std::nullopt;
+  }
+  w.seq = *fields[0];
   w.op_type = m[2].str();
-  w.numel_in = std::stoll(m[3].str());
-  w.numel_out = std::stoll(m[4].str());
-  w.timeout_ms = std::stoll(m[5].str());
-  w.ran_for_ms = std::stoll(m[6].str());
+  w.numel_in = *fields[2];
+  w.numel_out = *fields[3];
+  w.timeout_ms = *fields[4];
+  w.ran_for_ms = *fields[5];
   static const std::regex kPgRank(R"(\[Rank (\d+)\])");
   std::match_results<std::string_view::const_iterator> r;
-  w.rank = std::regex_search(line.begin(), line.end(), r, kPgRank) ? std::stoi(r[1].str())
+  w.rank = std::regex_search(line.begin(), line.end(), r, kPgRank) ? parse_int<int>(r[1].str()).value_or(-1)
                                                                    : rank_of_line(line);
   return w;
 }
@@ -192,7 +200,8 @@ std::vector<int> find_crashed_ranks(const std::vector<std::string>& lines) {
     if (parse_watchdog_line(line)) break;
     if (!std::regex_search(line, kCrash)) continue;
     std::smatch m;
-    if (std::regex_search(line, m, kRank)) ranks.insert(std::stoi(m[1].str()));
+    if (!std::regex_search(line, m, kRank)) continue;
+    if (std::optional<int> r = parse_int<int>(m[1].str())) ranks.insert(*r);
   }
   return std::vector<int>(ranks.begin(), ranks.end());
 }

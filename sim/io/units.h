@@ -4,8 +4,10 @@
 // gave (clip_value, quote_value), so a huge value is never echoed whole.
 #pragma once
 
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +31,19 @@ struct Decimal {
 // digits, optional '.' and digits). Returns how many characters it used, or 0
 // if `text` does not start with a number or the number has over 18 digits.
 size_t parse_decimal(std::string_view text, Decimal* out);
+
+// The integer that is the whole of `text` (an optional '-' and decimal digits),
+// or nothing when `text` is anything else or the value does not fit in T. For
+// numbers read from evidence (logs, dumps, file names), where std::stoi would
+// throw on a 20-digit run of digits.
+template <typename T>
+std::optional<T> parse_int(std::string_view text) {
+  T v{};
+  const char* end = text.data() + text.size();
+  auto [next, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc() || next != end || text.empty()) return std::nullopt;
+  return v;
+}
 
 // Values quoted in error messages are cut to this many characters.
 inline constexpr size_t kMaxQuotedChars = 200;

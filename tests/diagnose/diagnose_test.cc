@@ -223,6 +223,37 @@ TEST(DiagnoseSignals, WatchdogLine) {
   EXPECT_EQ(w->timeout_ms, 1800000);
 }
 
+// Digits past an int's range in a log line are not a rank or a sequence number:
+// the line reads as having none (never an uncaught std::out_of_range).
+TEST(DiagnoseSignals, OverlongNumbersInALogLineAreNotRanks) {
+  EXPECT_EQ(rank_of_line("[rank99999999999999999999]: hello"), -1);
+  EXPECT_FALSE(parse_watchdog_line(
+                   "[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=99999999999999999999, "
+                   "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600001 milliseconds")
+                   .has_value());
+  const std::vector<std::string> lines = {"[rank123456789012345678]: crash: exitcode 1", "[rank7]: crash: exitcode 1"};
+  EXPECT_EQ(find_crashed_ranks(lines), std::vector<int>{7});
+}
+
+// A tensor shape with a float or a huge dimension reads, with no out-of-range
+// cast or signed overflow: unreadable shapes count no elements, huge ones saturate.
+TEST(DiagnoseReader, TensorShapesBeyondInt64ReadWithoutOverflow) {
+  const Result<FrDump> d = parse_fr_dump(
+      R"({"rank": 0, "entries": [
+        {"record_id": 0, "collective_seq_id": 1, "profiling_name": "nccl:all_reduce", "state": "scheduled",
+         "input_sizes": [[1e300, 2]]},
+        {"record_id": 1, "collective_seq_id": 2, "profiling_name": "nccl:all_reduce", "state": "scheduled",
+         "input_sizes": [[4294967296, 4294967296, 4294967296]]},
+        {"record_id": 2, "collective_seq_id": 3, "profiling_name": "nccl:all_reduce", "state": "scheduled",
+         "input_sizes": [[3, "4"], [2]]}]})",
+      "rank_0.json", 0);
+  ASSERT_TRUE(d.ok()) << d.errors().front().to_string();
+  ASSERT_EQ(d->entries.size(), 3u);
+  EXPECT_EQ(d->entries[0].input_numel, 0);
+  EXPECT_EQ(d->entries[1].input_numel, INT64_MAX);
+  EXPECT_EQ(d->entries[2].input_numel, 14);
+}
+
 // Telemetry where one rank idles and the rest spin names the idle rank.
 TEST(DiagnoseSignals, UtilizationSomeIdle) {
   std::vector<TelemetryRow> rows;
