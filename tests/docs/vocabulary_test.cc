@@ -12,6 +12,7 @@
 
 #include "fleetsim/cause.h"
 #include "fleetsim/fault.h"
+#include "fleetsim/isolation.h"
 #include "fleetsim/record.h"
 #include "fleetsim/scenario.h"
 
@@ -111,6 +112,18 @@ TEST(Vocabulary, CsvHeadersInTheRunRecordDocsMatchTheColumns) {
        {csv_header(columns::kSteps), csv_header(columns::kTelemetry, columns::kTelemetrySim)}) {
     const std::string quoted = "`" + header.substr(0, header.size() - 1) + "`";
     EXPECT_NE(doc.find(quoted), std::string::npos) << "docs/run-record.md does not quote " << quoted;
+  }
+}
+
+// docs/isolation-order.md teaches the steps diagnose and the drill name: the same
+// numbers and names, in the same order.
+TEST(Vocabulary, IsolationStepsInTheDocsMatchTheTable) {
+  const auto rows = marked_rows(read_doc("isolation-order.md"), "isolation-steps");
+  ASSERT_EQ(rows.size(), static_cast<size_t>(kIsolationStepCount)) << "the <!-- vocabulary: isolation-steps --> table";
+  for (int i = 0; i < kIsolationStepCount; ++i) {
+    EXPECT_EQ(static_cast<int>(kIsolationSteps[i].step), i + 1);
+    EXPECT_EQ(rows[static_cast<size_t>(i)].at(0), std::to_string(i + 1));
+    EXPECT_EQ(rows[static_cast<size_t>(i)].at(1), kIsolationSteps[i].name);
   }
 }
 

@@ -9,7 +9,7 @@
 namespace fleetsim {
 namespace {
 
-// c_N by numerical integration matches docs' table (diagnosis.md section 5) to two decimals.
+// c_N by numerical integration matches docs/straggler-tax.md's values to two decimals.
 TEST(OrderStats, NormalMaxMatchesReferenceTable) {
   const std::pair<int64_t, double> rows[] = {{8, 1.42}, {64, 2.34}, {1024, 3.25}, {4096, 3.63}, {16384, 3.97}};
   for (const auto& [n, c] : rows) EXPECT_NEAR(normal_max_exact(n), c, 0.005) << n;
