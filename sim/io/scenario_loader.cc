@@ -148,9 +148,13 @@ void ScenarioReader::read_parallel(const YamlNode* n, const SourceLoc& root_loc,
   const int64_t tp_pp = static_cast<int64_t>(par->tp) * par->pp;
   if (par->dp > 0) {
     if (tp_pp * par->dp != ranks) {
+      // The usual way here is resizing the fleet with --set and forgetting dp: say what fits.
+      const std::string hint = ranks % tp_pp == 0 ? "; set parallel.dp=" + std::to_string(ranks / tp_pp) +
+                                                        " (or omit dp to derive it) to fill the fleet"
+                                                  : "; expected a fleet of tp*dp*pp ranks";
       return error(loc, "tp*dp*pp = " + std::to_string(par->tp) + "*" + std::to_string(par->dp) + "*" +
                             std::to_string(par->pp) + " = " + std::to_string(tp_pp * par->dp) +
-                            " does not equal the fleet's " + fleet_desc);
+                            " does not equal the fleet's " + fleet_desc + hint);
     }
   } else if (ranks % tp_pp != 0) {
     return error(loc, "tp*pp = " + std::to_string(tp_pp) + " does not divide the fleet's " + fleet_desc +

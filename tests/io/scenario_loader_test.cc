@@ -360,7 +360,7 @@ constexpr BadCase kBadCases[] = {
      "", "tp*pp = 3 does not divide the fleet's 32 ranks (4 nodes x 8 GPUs)", 3, 11},
     // tp*dp*pp differs from ranks
     {"name: t\nfleet: {nodes: 4}\nparallel: {tp: 8, dp: 2}\nstep: [{compute: {time: 1ms}}]\n",
-     "", "tp*dp*pp = 8*2*1 = 16 does not equal the fleet's 32 ranks", 3, 11},
+     "", "tp*dp*pp = 8*2*1 = 16 does not equal the fleet's 32 ranks (4 nodes x 8 GPUs); set parallel.dp=4 (or omit dp to derive it) to fill the fleet", 3, 11},
     // zero tp
     {"name: t\nfleet: {nodes: 1}\nstep: [{compute: {time: 1ms}}]\nparallel: {tp: 0}\n",
      "", "'parallel.tp' must be in 1..16777216 (got 0)", 4, 16},
