@@ -46,10 +46,10 @@ void MpiTransport::compute(int64_t ns) {
 
 bool MpiTransport::collective(const WorkSpec& w) {
   const bool p2p = w.kind == OpKind::kSend || w.kind == OpKind::kRecv;
-  MPI_Request req;
-  const int rc = post_collective(w.kind, w.bytes, p2p ? p2p_comm_ : comms_[static_cast<size_t>(w.group)], w.members,
-                                 w.root, w.peer, w.tag, buffers_, &req);
-  return rc == MPI_SUCCESS && spin_wait(&req, yield_);
+  const auto g = static_cast<size_t>(w.group);
+  CollectiveCall c{w.kind, w.bytes, p2p ? p2p_comm_ : comms_[g], w.members, w.root, w.peer, w.tag, 0};
+  if (!p2p) c.seq = seq_[g]++;
+  return run_collective(c, buffers_, yield_);
 }
 
 void MpiTransport::spin_on_missing_peer() {

@@ -1,6 +1,7 @@
-// The MPI backend of the runner: compute as a CPU spin, collectives as
-// nonblocking MPI ops on per-group communicators polled with MPI_Test (a spin,
-// as an NCCL kernel spins), the store barrier as MPI_Ibarrier.
+// The MPI backend of the runner: compute as a CPU spin, collectives moved over
+// fixed-size slots on per-group communicators as NCCL moves them (mpi_ops.h),
+// polled with MPI_Test (a spin, as an NCCL kernel spins), the store barrier as
+// MPI_Ibarrier.
 #pragma once
 
 #include <mpi.h>
@@ -32,6 +33,7 @@ class MpiTransport final : public Transport {
   std::atomic<bool> aborted_{false};
   Buffers buffers_;
   std::array<MPI_Comm, kGroupKinds> comms_{};
+  std::array<int64_t, kGroupKinds> seq_{};  // collectives issued per group: the messages' tags
   MPI_Comm p2p_comm_ = MPI_COMM_NULL, store_comm_ = MPI_COMM_NULL;
 };
 

@@ -92,6 +92,33 @@ TEST(MpiValidate, Step40HangsForReal) {
   fs::remove_all(out);
 }
 
+// The founding case in its pure data-parallel form: rank 2's 4-byte metric
+// all-reduce on the world group meets its peers' gradient all-reduce at one
+// sequence number. Collectives match by order, not by size, so the real job
+// hangs at step 25 as NCCL would (no MPI_ERR_TRUNCATE, no crash), in step with
+// the simulator, and diagnose names rank 2 from the real dumps.
+TEST(MpiValidate, PureDataParallelMetricHangsAtItsStep) {
+  if (!have_runner()) GTEST_SKIP() << "fleetsim-mpi-runner not built (no MPI)";
+  const std::string out = out_dir("metric_dp");
+  std::string text;
+  ASSERT_EQ(run(validate_cmd("metric_dp_4ranks.yaml", out, "--set job.steps=30"), &text), 0) << text;
+  const auto real = read_json(out + "/real/summary.json");
+  const auto sim = read_json(out + "/sim/summary.json");
+  EXPECT_EQ(real["outcome"], "hang") << text;
+  EXPECT_EQ(real["hang"]["step"], 25) << text;
+  EXPECT_EQ(sim["outcome"], "hang");
+  EXPECT_EQ(sim["hang"]["step"], 25);
+  std::ifstream log(out + "/mpirun.log");
+  const std::string all((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(all.find("MPI_ERR_TRUNCATE"), std::string::npos) << all;
+  auto d = fleetsim::diagnose::diagnose_dir(out + "/real");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->verdict, fleetsim::diagnose::Verdict::kHang);
+  EXPECT_EQ(d->culprit_ranks, std::vector<int>{2});
+  EXPECT_EQ(runners_alive(out), 0);
+  fs::remove_all(out);
+}
+
 // The fixed variant completes on real processes.
 TEST(MpiValidate, FixedVariantCompletes) {
   if (!have_runner()) GTEST_SKIP() << "fleetsim-mpi-runner not built (no MPI)";
