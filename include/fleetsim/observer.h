@@ -41,6 +41,11 @@ struct WorkRecord {
   bool timed_out = false;
 };
 
+// How a backend's library fails a rank on its own (job.backend: gloo): the rank
+// received more data than its op expects (gloo's EnforceNotMet, the process
+// aborts), or a peer's process went away mid-op (the connection closed).
+enum class BackendFailure : uint8_t { kSizeMismatch, kPeerClosed };
+
 // Why a run stopped.
 enum class Outcome : uint8_t { kCompleted, kHang, kCrash, kDeadlock };
 const char* outcome_name(Outcome o);
@@ -67,6 +72,10 @@ class Observer {
   virtual void on_tick(SimTime /*t*/) {}
   // A fault took effect on `rank` (a stall began, a crash, a skipped or altered op).
   virtual void on_fault(int /*rank*/, SimTime /*t*/, const Fault& /*f*/) {}
+  // The backend failed `w` on `rank` (then the rank dies): `incoming` is the
+  // size of the message that arrived, `expected` what `w` could take (bytes).
+  virtual void on_backend_failure(int /*rank*/, SimTime /*t*/, BackendFailure /*f*/, const WorkRecord& /*w*/,
+                                  int64_t /*incoming*/, int64_t /*expected*/) {}
   // `rank`'s watchdog timed out `w` (see HangInfo for the job-level view).
   virtual void on_timeout(const WorkRecord& /*w*/, SimTime /*t*/) {}
   // `rank` dumps its flight recorder now (every rank does, once, on a timeout).

@@ -145,6 +145,31 @@ static_assert([] {
   return true;
 }(), "kCollectiveModels must list the models in enum order");
 
+// The communication backend the simulated job runs on (`job.backend`), once: the
+// loader, `fleetsim list backends`, the job log and the docs test read this
+// table. It decides what a mismatched or missing collective does and how the log
+// words it (docs/engine.md, "Backends").
+enum class CommBackend : uint8_t { kNccl, kGloo };
+struct CommBackendSpec {
+  CommBackend id;
+  const char* name;  // as the YAML spells it
+  const char* what;  // one line for help and docs
+};
+// INVARIANT: kCommBackends[i].id == static_cast<CommBackend>(i).
+inline constexpr CommBackendSpec kCommBackends[] = {
+    {CommBackend::kNccl, "nccl",
+     "GPUs: collectives match by order, never by size; a mismatch or a missing peer spins until the watchdog"},
+    {CommBackend::kGloo, "gloo",
+     "CPUs: a size mismatch aborts the rank that receives more than it expects (peers see the connection "
+     "close); a missing peer makes its peers time out"},
+};
+constexpr const char* comm_backend_name(CommBackend b) { return kCommBackends[static_cast<int>(b)].name; }
+static_assert([] {
+  for (int i = 0; i < static_cast<int>(std::size(kCommBackends)); ++i)
+    if (static_cast<int>(kCommBackends[i].id) != i) return false;
+  return true;
+}(), "kCommBackends must list the backends in enum order");
+
 // How the simulated job behaves around its step program.
 struct Job {
   int64_t steps = 1;
@@ -156,6 +181,7 @@ struct Job {
   Duration dump_wait = Duration::seconds(60);     // watchdog waits this long for dumps, then aborts
   Duration crash_detect = Duration::seconds(5);   // launcher notices a dead rank this long after
   CollectiveModel collective_model = CollectiveModel::kNccl;  // how collective durations are computed
+  CommBackend backend = CommBackend::kNccl;  // job.backend: what a mismatch does, how the log words it
   std::string nccl_version = "2.30";   // job.nccl.version: whose tuning constants
   std::string nccl_algo;               // job.nccl.algo: as NCCL_ALGO ("ring", "^nvls", "" = all)
   std::string nccl_proto;              // job.nccl.proto: as NCCL_PROTO

@@ -1,4 +1,4 @@
-// `fleetsim list [faults|causes|models|outputs]`: prints the project's
+// `fleetsim list [faults|causes|models|backends|outputs]`: prints the project's
 // vocabularies from the tables that the loader and the code read, so the help
 // can never disagree with what a scenario may say.
 #include <cstdio>
@@ -34,6 +34,11 @@ void print_models() {
   for (const CollectiveModelSpec& m : kCollectiveModels) std::printf("  %-11s %s\n", m.name, m.what);
 }
 
+void print_backends() {
+  std::printf("backends (scenario `job.backend`):\n");
+  for (const CommBackendSpec& b : kCommBackends) std::printf("  %-6s %s\n", b.name, b.what);
+}
+
 void print_outputs() {
   std::printf("outputs (RunRecord files; `fleetsim run --outputs`):\n");
   for (const OutputSpec& o : kOutputs)
@@ -45,9 +50,9 @@ void print_outputs() {
 
 void register_list_command(CLI::App& app, int* exit_code) {
   auto what = std::make_shared<std::string>("all");
-  CLI::App* cmd = app.add_subcommand("list", "List fault kinds, diagnose causes, collective models or outputs");
-  cmd->add_option("what", *what, "faults, causes, models, outputs or all (default)")
-      ->check(CLI::IsMember({"faults", "causes", "models", "outputs", "all"}));
+  CLI::App* cmd = app.add_subcommand("list", "List fault kinds, diagnose causes, collective models, backends or outputs");
+  cmd->add_option("what", *what, "faults, causes, models, backends, outputs or all (default)")
+      ->check(CLI::IsMember({"faults", "causes", "models", "backends", "outputs", "all"}));
   cmd->callback([what, exit_code] {
     const bool all = *what == "all";
     bool first = true;
@@ -60,6 +65,7 @@ void register_list_command(CLI::App& app, int* exit_code) {
     section("faults", print_faults);
     section("causes", print_causes);
     section("models", print_models);
+    section("backends", print_backends);
     section("outputs", print_outputs);
     *exit_code = 0;
   });

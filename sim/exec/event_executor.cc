@@ -93,6 +93,7 @@ void FleetSim::dispatch(const Event& e) {
     case kDumpAll: watchdog_.dump_all(); break;
     case kAbort: ctx_.stop = true; break;
     case kNicError: nic_error(static_cast<int>(e.a)); break;
+    case kGlooMismatch: gloo_mismatch(e.a, e.b); break;
   }
 }
 
@@ -115,6 +116,47 @@ void FleetSim::nic_error(int k) {
   const Fault logged = fabric_.error_fault(k);
   for (int r = 0; r < ctx_.n; ++r)
     if (fabric_.error_hits(k, r) && !ctx_.dead(r)) faults_.crash(r, cpu_.step(r), logged);
+}
+
+// gloo found a matched op whose members' sizes differ (matching.cc): each member
+// that receives a message larger than its op expects aborts (gloo's
+// EnforceNotMet); the others then see the connection close and fail too. gloo's
+// ring sends chunks of S/(2n) (a 1 MiB all-reduce on 4 ranks: 131072-byte
+// messages, measured with torch 2.15's gloo).
+void FleetSim::gloo_mismatch(uint32_t group, uint32_t instance) {
+  std::vector<int>& m = gloo_members_;
+  std::vector<int64_t>& bytes = gloo_bytes_;
+  m.clear();
+  int n = 2;
+  if (group == kP2pGroup) {
+    const int snd = static_cast<int>(instance / 2);
+    m = {snd + ((instance % 2) == 0 ? 1 : -1) * ctx_.plan.tp * ctx_.plan.dp, snd};  // receiver first
+  } else {
+    const auto g = static_cast<GroupKind>(group);
+    n = ctx_.plan.group_size(g);
+    for (int i = 0; i < n; ++i) m.push_back(ctx_.plan.group_member(g, static_cast<int>(instance), i));
+  }
+  bytes.clear();
+  int64_t largest = 0;
+  for (int r : m) {
+    if (ctx_.dead(r)) return;  // already torn down by an earlier failure
+    bytes.push_back(gpu_.head(r).work.bytes);
+    largest = std::max(largest, bytes.back());
+  }
+  const auto chunk = [&](int64_t b, int64_t elem) {
+    return group == kP2pGroup ? b : std::max(b / (2 * static_cast<int64_t>(n)), std::min(b, elem));
+  };
+  for (const bool smaller : {true, false}) {
+    for (size_t i = 0; i < m.size(); ++i) {
+      const int r = m[i];
+      if ((bytes[i] < largest) != smaller) continue;
+      const WorkRecord& w = gpu_.head(r).work;
+      const int64_t elem = dtype_bytes(w.dtype);
+      const BackendFailure f = smaller ? BackendFailure::kSizeMismatch : BackendFailure::kPeerClosed;
+      for (Observer* o : ctx_.obs) o->on_backend_failure(r, ctx_.now(), f, w, chunk(largest, elem), chunk(bytes[i], elem));
+      faults_.backend_abort(r, gpu_.head(r).step);
+    }
+  }
 }
 
 // The step `r` is stuck in: that of its oldest unfinished GPU item, else its CPU's.

@@ -47,6 +47,7 @@ class FleetSim {
   void dispatch(const Event& e);
   void advance(int r);
   void nic_error(int k);
+  void gloo_mismatch(uint32_t group, uint32_t instance);
   int64_t stuck_step(int r);
 
   ExecContext ctx_;
@@ -57,6 +58,8 @@ class FleetSim {
   RankFaults faults_;
   CpuStreams cpu_;
   bool all_done_ = false;  // every rank finished the job
+  std::vector<int> gloo_members_;      // scratch of gloo_mismatch
+  std::vector<int64_t> gloo_bytes_;    // scratch of gloo_mismatch
 };
 
 }  // namespace fleetsim

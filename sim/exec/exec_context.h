@@ -29,7 +29,11 @@ enum EventKind : uint8_t {
   kDumpAll,      // The monitor threads see another rank's dump signal.
   kAbort,        // The job is torn down (after a timeout's dump wait, or a crash).
   kNicError,     // a: index into Plan::nic_faults. The IB completion error surfaces.
+  kGlooMismatch, // a: GroupKind, or kP2pGroup with b a p2p slot; b: group instance. gloo finds sizes differ.
 };
+
+// kGlooMismatch's `a` for a send/recv pair.
+inline constexpr uint32_t kP2pGroup = 0xff;
 
 class ExecContext {
  public:

@@ -45,8 +45,10 @@ void Matcher::arrive(int r, GpuItem& item) {
     s.dtype = w.dtype;
     s.root = op.root;
     s.mismatch = false;
+    s.sizes_differ = false;
   } else if (s.kind != op.kind || s.bytes != w.bytes || s.dtype != w.dtype || s.root != op.root) {
     s.mismatch = true;  // NCCL would never finish (or corrupt); we model: never completes
+    s.sizes_differ = s.sizes_differ || s.bytes != w.bytes;
   }
   FLEETSIM_DCHECK(w.collective_seq_id == s.seq);  // the k-th on every member
   s.last_arrival = ctx_.now().ns;
@@ -55,7 +57,15 @@ void Matcher::arrive(int r, GpuItem& item) {
   const size_t first = static_cast<size_t>(inst) * static_cast<size_t>(size);
   if (want_arrivals_)
     arrivals_[static_cast<size_t>(w.group)][first + static_cast<size_t>(plan.group_index(w.group, r))] = ctx_.now().ns;
-  if (++s.arrived < size || s.mismatch) return;
+  if (++s.arrived < size) return;
+  if (s.mismatch) {
+    // gloo compares each message's size with what the op expects: the member
+    // whose op is smaller aborts (job.backend, docs/scenario-format.md).
+    if (s.sizes_differ && plan.scenario.job.backend == CommBackend::kGloo)
+      ctx_.schedule(ctx_.now().ns, Priority::kFault, kGlooMismatch, static_cast<uint32_t>(w.group),
+                    static_cast<uint32_t>(inst));
+    return;
+  }
   if (fabric_.any_nic_faults()) {
     const std::vector<int>& m = members(w.group, inst);
     if (const int k = fabric_.dead_nic(m); k >= 0) {
@@ -104,7 +114,16 @@ void Matcher::arrive_p2p(int r, GpuItem& item) {
   (send ? s.send_arrived : s.recv_arrived) = true;
   (send ? s.send_bytes : s.recv_bytes) = w.bytes;
   s.last_arrival = ctx_.now().ns;
-  if (!s.send_arrived || !s.recv_arrived || s.send_bytes != s.recv_bytes) return;
+  if (!s.send_arrived || !s.recv_arrived) return;
+  if (s.send_bytes != s.recv_bytes) {
+    // gloo: a receiver whose buffer is smaller than the message aborts; one
+    // whose buffer is larger takes the message. NCCL: both wait, forever.
+    if (plan.scenario.job.backend != CommBackend::kGloo) return;
+    if (s.send_bytes > s.recv_bytes) {
+      ctx_.schedule(ctx_.now().ns, Priority::kFault, kGlooMismatch, kP2pGroup, si);
+      return;
+    }
+  }
   const int receiver = send ? w.peer : r;
   if (fabric_.any_nic_faults()) {
     members_.assign({sender, receiver});

@@ -43,6 +43,7 @@ class Matcher {
     DType dtype = DType::kFloat;
     int32_t root = 0;
     bool mismatch = false;
+    bool sizes_differ = false;  // a mismatch in bytes (gloo fails it; NCCL spins)
   };
   // One direction of a pipeline pair (sender, +1 or -1).
   struct P2pSlot {

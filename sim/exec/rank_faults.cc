@@ -33,4 +33,13 @@ void RankFaults::crash(int r, int64_t step, const Fault& f) {
   }
 }
 
+void RankFaults::backend_abort(int r, int64_t step) {
+  static const Fault kBackendCrash = [] {
+    Fault f;
+    f.kind = FaultKind::kCrash;
+    return f;
+  }();
+  crash(r, step, kBackendCrash);
+}
+
 }  // namespace fleetsim

@@ -22,6 +22,9 @@ class RankFaults {
   void mark_absent();
   // Rank r's process dies now, during `step`, of fault `f`.
   void crash(int r, int64_t step, const Fault& f);
+  // Rank r's process dies now, during `step`, of its backend's own failure
+  // (job.backend: gloo); observers see it as a crash.
+  void backend_abort(int r, int64_t step);
 
  private:
   ExecContext& ctx_;

@@ -69,13 +69,16 @@ void Watchdog::fire(int r, GpuItem& item) {
 }
 
 void Watchdog::dump_all() {
+  // Under gloo no heartbeat monitor relays the signal: each process dumps its own
+  // recorder when its op times out (the exported script does), with no log line.
+  const bool relayed = ctx_.plan.scenario.job.backend == CommBackend::kNccl;
   for (int r = 0; r < ctx_.n; ++r) {
     if (dumped_[static_cast<size_t>(r)] || ctx_.dead(r)) continue;
     dumped_[static_cast<size_t>(r)] = 1;
     const std::string line = "[PG ID 0 PG GUID 0(default_pg) Rank " + std::to_string(r) +
                              "] Observed flight recorder dump signal from another rank via TCPStore.";
     for (Observer* o : ctx_.obs) {
-      o->on_log(r, ctx_.now(), line);
+      if (relayed) o->on_log(r, ctx_.now(), line);
       o->on_dump(r, ctx_.now());
     }
   }

@@ -36,7 +36,8 @@ const Names kFleetKeys = {"system", "nodes", "gpus_per_node", "sms_per_gpu", "nv
                           "oversubscription", "gpudirect", "cpu"};
 const Names kParallelKeys = {"tp", "dp", "pp"};
 const Names kJobKeys = {"steps", "seed", "watchdog", "telemetry_period", "launch_queue",
-                        "flight_recorder_entries", "dump_wait", "crash_detect", "collective_model", "nccl"};
+                        "flight_recorder_entries", "dump_wait", "crash_detect", "collective_model", "nccl",
+                        "backend"};
 const Names kNcclKeys = {"version", "algo", "proto"};
 const Names kExpectKeys = {"outcome", "hang_step", "steps_completed", "cause", "culprit"};
 const Names kOutcomes = {"completed", "hang", "crash", "deadlock"};
@@ -206,6 +207,17 @@ void ScenarioReader::read_job(const YamlNode& n, Job* job) {
         if (*s == m.name) job->collective_model = m.id, known = true;
       }
       if (!known) unknown_name(v->loc, "job.collective_model", *s, models);
+    }
+  }
+  if (const YamlNode* v = n.find("backend")) {
+    if (auto s = as_string(*v, "job.backend")) {
+      Names names;
+      bool known = false;
+      for (const CommBackendSpec& b : kCommBackends) {
+        names.push_back(b.name);
+        if (*s == b.name) job->backend = b.id, known = true;
+      }
+      if (!known) unknown_name(v->loc, "job.backend", *s, names);
     }
   }
   if (const YamlNode* v = n.find("nccl")) read_nccl(*v, job);

@@ -2,6 +2,8 @@
 // "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=..., OpType=...,
 // NumelIn=..., NumelOut=..., Timeout(ms)=...) ran for ... milliseconds before
 // timing out." (ProcessGroupNCCL.cpp's wording; docs/diagnose.md quotes it).
+// Under job.backend: gloo, timeouts and size mismatches read as PyTorch 2.15's
+// gloo prints them (tests/fixtures/gloo/ holds the real logs they follow).
 #include "sim/observe/job_log.h"
 
 #include <cinttypes>
@@ -55,7 +57,45 @@ void JobLog::on_log(int rank, SimTime t, std::string_view text) {
   }
 }
 
+namespace {
+// Where PyTorch's wheels were built: gloo's messages name their source by it.
+constexpr const char* kGlooSource = "/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/";
+}  // namespace
+
+void JobLog::gloo_timeout(const WorkRecord& w) {
+  if (timed_out_rank_ < 0) timed_out_rank_ = w.rank;
+  const int64_t timeout_ms = plan_.scenario.job.watchdog->ns / 1'000'000;
+  const bool send = w.peer >= 0 && plan_.ops[w.op].kind == OpKind::kSend;
+  line(w.rank, " Traceback (most recent call last):");
+  line(w.rank, std::string(" RuntimeError: [") + kGlooSource + (send ? "unbound_buffer.cc:129" : "unbound_buffer.cc:78") +
+                   "] Timed out waiting " + std::to_string(timeout_ms) + "ms for " + (send ? "send" : "recv") +
+                   " operation to complete");
+}
+
+void JobLog::on_backend_failure(int rank, SimTime, BackendFailure f, const WorkRecord&, int64_t incoming,
+                                int64_t expected) {
+  if (f == BackendFailure::kSizeMismatch) {
+    if (crashed_rank_ < 0) aborted_ = true;
+    // std::terminate's report goes to stderr with no rank prefix.
+    line(-1, "terminate called after throwing an instance of 'gloo::EnforceNotMet'");
+    line(-1, std::string("  what():  [enforce fail at ") + kGlooSource + "pair.cc:464] op.preamble.length <= op.nbytes. " +
+                 std::to_string(incoming) + " vs " + std::to_string(expected) +
+                 ". Received data size doesn't match expected size. Is there a distributed collective mismatch in "
+                 "your code?");
+    return;
+  }
+  line(rank, " Traceback (most recent call last):");
+  line(rank, std::string(" RuntimeError: [") + kGlooSource + "pair.cc:561] Connection closed by peer [127.0.0.1]:" +
+                 std::to_string(29500 + rank) +
+                 ". This is typically caused by a remote worker crashing. Check the logs of the remote worker "
+                 "before reporting an error.");
+}
+
 void JobLog::on_timeout(const WorkRecord& w, SimTime t) {
+  if (gloo()) {
+    gloo_timeout(w);
+    return;
+  }
   int64_t in = 0, out = 0;
   work_numel(plan_, w, &in, &out);
   const int64_t ran_ms = (t - w.created).ns / 1'000'000;
@@ -85,7 +125,7 @@ void JobLog::on_timeout(const WorkRecord& w, SimTime t) {
 }
 
 void JobLog::on_fault(int rank, SimTime t, const Fault& f) {
-  if (f.kind == FaultKind::kCrash) {
+  if (f.kind == FaultKind::kCrash && crashed_rank_ < 0) {
     crashed_rank_ = rank;
   }
   if (f.kind != FaultKind::kNicDown) return;
@@ -122,14 +162,19 @@ void JobLog::on_fault(int rank, SimTime t, const Fault& f) {
 
 void JobLog::on_end(SimTime t, Outcome o) {
   const std::string api = " torch/distributed/elastic/multiprocessing/api.py] ";
-  if (o == Outcome::kHang) {
+  if (o == Outcome::kHang && gloo() && timed_out_rank_ >= 0) {
+    // The timed-out op raised a RuntimeError: the Python process exits with 1.
+    const int gpn = plan_.scenario.fleet.gpus_per_node;
+    line(-1, glog_stamp('E', t) + api + "failed (exitcode: 1) local_rank: " + std::to_string(timed_out_rank_ % gpn) +
+                 " (pid: " + std::to_string(1000 + timed_out_rank_) + ") of binary: /usr/bin/python3");
+  } else if (o == Outcome::kHang) {
     line(-1, glog_stamp('E', t) + api + "failed (exitcode: -6) local_rank: 0 (pid: 1000) of binary: "
                                         "/usr/bin/python3 (Signal 6 (SIGABRT) received by PID 1000)");
   } else if (o == Outcome::kCrash && crashed_rank_ >= 0) {
     const int gpn = plan_.scenario.fleet.gpus_per_node;
     char msg[200];
     std::snprintf(msg, sizeof msg,
-                  nic_error_ ? "failed (exitcode: -6) local_rank: %d (pid: %d) of binary: /usr/bin/python3 "
+                  nic_error_ || aborted_ ? "failed (exitcode: -6) local_rank: %d (pid: %d) of binary: /usr/bin/python3 "
                                "(Signal 6 (SIGABRT) received by PID %d)"
                              : "failed (exitcode: -9) local_rank: %d (pid: %d) of binary: /usr/bin/python3",
                   crashed_rank_ % gpn, 1000 + crashed_rank_, 1000 + crashed_rank_);

@@ -24,10 +24,14 @@ class JobLog final : public Observer {
   void on_log(int rank, SimTime t, std::string_view line) override;
   void on_timeout(const WorkRecord& w, SimTime t) override;
   void on_fault(int rank, SimTime t, const Fault& f) override;
+  void on_backend_failure(int rank, SimTime t, BackendFailure f, const WorkRecord& w, int64_t incoming,
+                          int64_t expected) override;
   void on_end(SimTime t, Outcome o) override;
 
  private:
   void line(int rank, const std::string& text);
+  void gloo_timeout(const WorkRecord& w);
+  bool gloo() const { return plan_.scenario.job.backend == CommBackend::kGloo; }
   int64_t& last_enqueued(int rank, GroupKind g) { return last_enq_[idx(rank, g)]; }
   int64_t& last_completed(int rank, GroupKind g) { return last_done_[idx(rank, g)]; }
   static size_t idx(int rank, GroupKind g) {
@@ -39,6 +43,8 @@ class JobLog final : public Observer {
   std::vector<int64_t> last_enq_, last_done_;
   int crashed_rank_ = -1;
   bool nic_error_ = false;  // the first process to die did so on an NCCL network error
+  bool aborted_ = false;    // the first process to die did so on SIGABRT (gloo's EnforceNotMet)
+  int timed_out_rank_ = -1; // gloo: the first rank whose op timed out (its process exits 1)
 };
 
 }  // namespace fleetsim

@@ -115,6 +115,16 @@ TEST(Vocabulary, CsvHeadersInTheRunRecordDocsMatchTheColumns) {
   }
 }
 
+// docs/scenario-format.md's backends table is the code's, name for name and word for word.
+TEST(Vocabulary, BackendsInTheScenarioFormatMatchTheTable) {
+  const auto rows = marked_rows(read_doc("scenario-format.md"), "backends");
+  ASSERT_EQ(rows.size(), std::size(kCommBackends)) << "the <!-- vocabulary: backends --> table";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].at(0), kCommBackends[i].name);
+    EXPECT_EQ(rows[i].at(1), kCommBackends[i].what);
+  }
+}
+
 // docs/isolation-order.md teaches the steps diagnose and the drill name: the same
 // numbers and names, in the same order.
 TEST(Vocabulary, IsolationStepsInTheDocsMatchTheTable) {
