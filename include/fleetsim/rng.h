@@ -28,10 +28,17 @@ enum class Stream : uint64_t {
   kIntermittent = 5,  // whether an intermittent straggler hits a rank in a step, and how hard
 };
 
-// The seed of one stream. Pure function of its arguments.
+// The seed of one stream. Pure function of its arguments. The arguments enter
+// one after another, each through its own mix (a SplitMix64 walk: the previous
+// key plus the argument times the golden gamma, then mixed), never side by
+// side: for a fixed root, distinct ranks give distinct streams (each step is a
+// bijection), and no (root, rank) pair can stand in for another the way
+// mix(a) ^ mix(b) ^ mix(c) lets swapped or offset arguments cancel.
 constexpr uint64_t stream_seed(uint64_t root_seed, uint64_t rank, Stream purpose) {
-  return mix64(mix64(root_seed) ^ mix64(rank * 0x632be59bd9b4e019ULL + 1) ^
-               mix64(static_cast<uint64_t>(purpose) * 0x85ebca6b2c1b3c4dULL + 7));
+  constexpr uint64_t kGamma = 0x9e3779b97f4a7c15ULL;
+  uint64_t k = mix64(root_seed ^ 0x5851f42d4c957f2dULL);
+  k = mix64(k + rank * kGamma);
+  return mix64(k + static_cast<uint64_t>(purpose) * kGamma);
 }
 
 // The counter-th 64-bit value of a stream.
