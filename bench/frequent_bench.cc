@@ -32,7 +32,7 @@ void BM_HeapPushPop(benchmark::State& state) {
 }
 BENCHMARK(BM_HeapPushPop)->Arg(1 << 10)->Arg(1 << 17);
 
-// One 64-bit draw and one standard normal (Box-Muller) from a stream.
+// One 64-bit draw and one standard normal (the ziggurat) from a stream.
 void BM_DrawU64(benchmark::State& state) {
   const uint64_t s = stream_seed(1, 2, Stream::kComputeJitter);
   uint64_t c = 0;

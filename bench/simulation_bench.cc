@@ -2,14 +2,17 @@
 // all-reduce over every rank, no compute) at 1k to 131k ranks on the lockstep
 // executor. Simulation: steps of (compute with 2% jitter, then a data-parallel
 // all-reduce) at 1k, 16k and 131k ranks (rank-steps/s, bytes per rank from the
-// executor's own reserved sizes), and the event executor on the step-400
-// scenario (events/s).
+// executor's own reserved sizes), the floor program those steps are measured
+// against, and the event executor on the step-400 scenario (events/s).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <memory>
+#include <vector>
 
 #include "fleetsim/cost_model.h"
 #include "fleetsim/engine.h"
+#include "fleetsim/rng.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/exec/executor.h"
 #include "sim/observe/straggler_stats.h"
@@ -59,6 +62,41 @@ void BM_LockstepSteps(benchmark::State& state) {
   state.counters["bytes_per_rank"] = bytes;
 }
 BENCHMARK(BM_LockstepSteps)->Arg(1 << 10)->Arg(1 << 14)->Arg(1 << 17)->Unit(benchmark::kMillisecond);
+
+// The floor program: the least work any executor must do for those steps, one
+// jittered compute time per rank-step (the same normal draw, stream and
+// counter as the engine) added to the rank's clock, then one max over the
+// ranks and the all-reduce's cost. No observers, no accounting, no faults.
+// Args: ranks, steps. Items = rank-steps, comparable with BM_LockstepSteps.
+void BM_LockstepFloor(benchmark::State& state) {
+  const auto ranks = static_cast<size_t>(state.range(0));
+  const int64_t steps = state.range(1);
+  std::vector<uint64_t> stream(ranks);
+  for (size_t r = 0; r < ranks; ++r) stream[r] = stream_seed(1, r, Stream::kComputeJitter);
+  std::vector<int64_t> clock(ranks);
+  const double base = 300e6, cv = 0.02;
+  const int64_t cost = 1'000'000;
+  for (auto _ : state) {
+    std::fill(clock.begin(), clock.end(), 0);
+    for (int64_t s = 1; s <= steps; ++s) {
+      const uint64_t counter = static_cast<uint64_t>(s) * 2;
+      int64_t m = 0;
+      for (size_t r = 0; r < ranks; ++r) {
+        clock[r] += static_cast<int64_t>(base * std::max(0.0, 1.0 + cv * draw_normal(stream[r], counter)) + 0.5);
+        m = std::max(m, clock[r]);
+      }
+      std::fill(clock.begin(), clock.end(), m + cost);
+    }
+    benchmark::DoNotOptimize(clock.data());
+  }
+  state.SetItemsProcessed(state.iterations() * steps * state.range(0));
+}
+BENCHMARK(BM_LockstepFloor)
+    ->Args({1 << 10, 20})
+    ->Args({1 << 14, 20})
+    ->Args({1 << 17, 20})
+    ->Args({1 << 17, 1000})
+    ->Unit(benchmark::kMillisecond);
 
 // The event executor on the founding scenario (32 ranks, hang at step 400).
 void BM_FleetSimStep400(benchmark::State& state) {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the Google Benchmark suites (bench/*_bench.cc) and prints their
 # numbers: heap and RNG costs, one collective round, lockstep rank-steps/s and
-# bytes per rank at 1k/16k/131k ranks, FleetSim events/s; then the 131,072-rank
-# x 1,000-step run's wall time and peak memory. Usage: scripts/bench.sh [BUILD_DIR]
+# bytes per rank at 1k/16k/131k ranks with the floor program beside them,
+# FleetSim events/s; then the 131,072-rank x 1,000-step run's wall time and peak
+# memory (compare with BM_LockstepFloor/131072/1000). Usage: scripts/bench.sh [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"

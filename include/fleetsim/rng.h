@@ -3,10 +3,13 @@
 // anyone else's draws. Draws are counter-based: a value depends only on its
 // stream and its counter (e.g. step * ops + op), not on the order the engine
 // happens to ask in. The distributions are our own (std:: distributions differ
-// between standard libraries); only integer mixing and libm's log/sqrt/cos are used.
+// between standard libraries): integer mixing, committed tables, and libm's
+// exp/log only in the normal's rare wedge and tail (see docs/engine.md).
 #pragma once
 
 #include <cstdint>
+
+#include "fleetsim/normal_tables.h"
 
 namespace fleetsim {
 
@@ -28,10 +31,17 @@ enum class Stream : uint64_t {
   kIntermittent = 5,  // whether an intermittent straggler hits a rank in a step, and how hard
 };
 
-// The seed of one stream. Pure function of its arguments.
+// The seed of one stream. Pure function of its arguments. The arguments enter
+// one after another, each through its own mix (a SplitMix64 walk: the previous
+// key plus the argument times the golden gamma, then mixed), never side by
+// side: for a fixed root, distinct ranks give distinct streams (each step is a
+// bijection), and no (root, rank) pair can stand in for another the way
+// mix(a) ^ mix(b) ^ mix(c) lets swapped or offset arguments cancel.
 constexpr uint64_t stream_seed(uint64_t root_seed, uint64_t rank, Stream purpose) {
-  return mix64(mix64(root_seed) ^ mix64(rank * 0x632be59bd9b4e019ULL + 1) ^
-               mix64(static_cast<uint64_t>(purpose) * 0x85ebca6b2c1b3c4dULL + 7));
+  constexpr uint64_t kGamma = 0x9e3779b97f4a7c15ULL;
+  uint64_t k = mix64(root_seed ^ 0x5851f42d4c957f2dULL);
+  k = mix64(k + rank * kGamma);
+  return mix64(k + static_cast<uint64_t>(purpose) * kGamma);
 }
 
 // The counter-th 64-bit value of a stream.
@@ -44,7 +54,25 @@ inline double draw_uniform(uint64_t stream, uint64_t counter) {
   return (static_cast<double>(draw_u64(stream, counter) >> 11) + 0.5) * 0x1.0p-53;
 }
 
-// Standard normal by Box-Muller from two uniforms derived from the counter.
-double draw_normal(uint64_t stream, uint64_t counter);
+namespace detail {
+// The ziggurat's wedges, tail and retries: the 1.5% of draws the fast path leaves.
+double draw_normal_slow(uint64_t first, uint64_t second);
+}  // namespace detail
+
+// Standard normal by a 256-layer ziggurat (normal_tables.h). The draw's first
+// 64-bit value (counter 2c) picks the layer (bits 0-7), the sign (bit 8) and
+// a 53-bit position (bits 11-63); 98.5% of draws stop there, with one
+// integer compare and one multiplication. The rest use value 2c + 1 and, for a
+// retry, a SplitMix64 walk seeded by it, so a normal uses counters 2c and 2c+1
+// of its stream and nothing else.
+inline double draw_normal(uint64_t stream, uint64_t counter) {
+  const uint64_t w = draw_u64(stream, counter << 1);
+  const uint64_t k = w & 0xff, j = w >> 11;
+  if (j < normal_tables::kAccept[k]) [[likely]] {
+    const double x = static_cast<double>(j) * normal_tables::kWidth[k];
+    return (w & 0x100) ? -x : x;
+  }
+  return detail::draw_normal_slow(w, draw_u64(stream, (counter << 1) | 1));
+}
 
 }  // namespace fleetsim

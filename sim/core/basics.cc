@@ -2,7 +2,6 @@
 // diagnostics, the normal draw, and the names of ops, dtypes and faults.
 #include <cmath>
 #include <cstdio>
-#include <numbers>
 
 #include "fleetsim/rng.h"
 #include "fleetsim/scenario.h"
@@ -34,13 +33,49 @@ std::string Diagnostic::to_string() const {
   return s + "error: " + message;
 }
 
-double draw_normal(uint64_t stream, uint64_t counter) {
-  // Two independent uniforms from one counter: the second uses a disjoint
-  // counter space (top bit set), so draw k never overlaps draw k' != k.
-  const double u1 = draw_uniform(stream, counter << 1);
-  const double u2 = draw_uniform(stream, (counter << 1) | 1);
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+namespace detail {
+
+namespace {
+double uniform53(uint64_t v) { return (static_cast<double>(v >> 11) + 0.5) * 0x1.0p-53; }
+}  // namespace
+
+// Marsaglia and Tsang's ziggurat beyond the fast path. An attempt in layer k
+// (position x = j * width) that fell outside the next layer's edge is either in
+// the base's tail (k = 0: x >= R, sampled by Marsaglia's exponential method) or
+// in a wedge, kept when a height uniform between f(x[k]) and f(x[k+1]) lies
+// under f(x). Rejected attempts start over with new words from a SplitMix64
+// walk seeded by `second`. An attempt fails with probability 0.67%, so the
+// bound of 64 is never met in practice (the return after it keeps the function
+// total and deterministic).
+double draw_normal_slow(uint64_t first, uint64_t second) {
+  using namespace normal_tables;
+  constexpr int kAttempts = 64;
+  uint64_t walk = second;
+  auto next = [&walk] { return mix64(walk += 0x9e3779b97f4a7c15ULL); };
+  uint64_t w = first, h = second;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    if (attempt > 0) {
+      w = next();
+      h = next();
+    }
+    const uint64_t k = w & 0xff, j = w >> 11;
+    const double sign = (w & 0x100) ? -1.0 : 1.0;
+    const double x = static_cast<double>(j) * kWidth[k];
+    if (j < kAccept[k]) return sign * x;
+    if (k == 0) {
+      for (int t = 0; t < kAttempts; ++t) {
+        const double a = -std::log(uniform53(t == 0 ? h : next())) / kR;
+        const double b = -std::log(uniform53(next()));
+        if (b + b > a * a) return sign * (kR + a);
+      }
+      continue;
+    }
+    if (kF[k] + uniform53(h) * (kF[k + 1] - kF[k]) < std::exp(-0.5 * x * x)) return sign * x;
+  }
+  return 0.0;
 }
+
+}  // namespace detail
 
 bool is_collective(OpKind k) {
   switch (k) {

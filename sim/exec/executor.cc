@@ -64,6 +64,9 @@ bool uniform_groups(const Plan& plan) {
 
 // One representative rank of a jitter-free, fault-free, uniform plan.
 Baseline analytic_baseline(const Plan& p, const CostModel& cost) {
+  // Each collective's time on first use: group_shape walks every member, too
+  // slow to repeat each step at 131,072 ranks.
+  std::vector<int64_t> collective_ns(p.ops.size(), -1);
   int64_t clock = 0;
   for (int64_t s = 1; s <= p.scenario.job.steps; ++s) {
     const VarValues vars = p.vars(0, s);
@@ -78,7 +81,11 @@ Baseline analytic_baseline(const Plan& p, const CostModel& cost) {
       }
       const PlanOp& op = p.ops[in.index];
       if (op.kind == OpKind::kCompute) clock += op.time.ns;
-      else if (op.kind != OpKind::kSync) clock += cost.collective_time(op.kind, op.bytes, p.group_shape(op.group, 0)).ns;
+      else if (op.kind != OpKind::kSync) {
+        int64_t& ns = collective_ns[in.index];
+        if (ns < 0) ns = cost.collective_time(op.kind, op.bytes, p.group_shape(op.group, 0)).ns;
+        clock += ns;
+      }
       ++pc;
     }
   }

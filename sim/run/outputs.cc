@@ -131,6 +131,7 @@ std::vector<uint32_t> step_ops(const Plan& plan, int rank, int64_t step) {
 StepShape sample_steps(const Plan& plan, const CostModel& cost, int64_t steps) {
   StepShape a;
   const int64_t n = std::min(steps, kSampledStepsMax);
+  std::vector<double> collective_ns(plan.ops.size(), -1);  // on first use: group_shape walks every member
   for (int64_t i = 0; i < n; ++i) {
     const int64_t step = 1 + (n == 1 ? 0 : i * (steps - 1) / (n - 1));
     // Pipeline stages differ in their sends and receives by design; compare the rest.
@@ -153,7 +154,9 @@ StepShape sample_steps(const Plan& plan, const CostModel& cost, int64_t steps) {
         a.logs += 1;
       } else if (is_collective(op.kind)) {
         a.collectives += 1;
-        a.step_ns += static_cast<double>(cost.collective_time(op.kind, op.bytes, plan.group_shape(op.group, 0)).ns);
+        double& ns = collective_ns[index];
+        if (ns < 0) ns = static_cast<double>(cost.collective_time(op.kind, op.bytes, plan.group_shape(op.group, 0)).ns);
+        a.step_ns += ns;
       }
     }
   }
