@@ -58,7 +58,8 @@ void print_result(const validate::CalibrateResult& r, const std::string& out) {
                 n->figures.empty() ? "as derived" : "with fitted figures", n->version.c_str(), n->system.c_str(),
                 n->nodes, n->gpus_per_node, r.measured_with.empty() ? "?" : r.measured_with.c_str());
     for (const auto& [key, v] : n->figures)
-      std::printf("figure     %-12s %.3f %s\n", key.c_str(), v, key == "net_latency" ? "us" : "GB/s per channel");
+      std::printf("figure     %-12s %.3f %s\n", key.c_str(), v,
+                  find_fittable_figure(key) ? find_fittable_figure(key)->unit : "");
     for (const auto& [op, v] : n->latency_offset_us)
       std::printf("offset     %-12s %+.2f us\n", op == OpKind::kSend ? "sendrecv" : op_yaml_name(op), v);
     std::printf("fit        max |err| %.1f%% over %d samples\n", n->max_rel_err * 100, n->samples);
@@ -127,17 +128,6 @@ int do_calibrate(const CalibrateArgs& a) {
 
 // --- --from-nccl-tests ---------------------------------------------------------
 
-// The figure the fabric gives before the fit (what NCCL's search derives).
-double derived_figure(const nccl::Fabric& f, const std::string& key) {
-  const GroupShape one = sweep_group_shape(f.gpus_per_node, f.gpus_per_node);
-  const GroupShape all = sweep_group_shape(f.ranks(), f.gpus_per_node);
-  if (key == "bw_intra") return nccl::nccl_graphs(f, one).ring.bw_intra_GBps;
-  if (key == "nvls_bw") return nccl::nccl_graphs(f, one).nvls.bw_intra_GBps;
-  if (key == "bw_inter") return nccl::nccl_graphs(f, all).ring.bw_inter_GBps;
-  if (key == "net_latency") return f.net_latency_us;
-  return 0.0;
-}
-
 void print_log_header(const validate::LogCalibrateResult& r, const std::vector<std::string>& files) {
   for (const std::string& file : files) {
     std::string what;
@@ -163,9 +153,11 @@ void print_log_header(const validate::LogCalibrateResult& r, const std::vector<s
 void print_log_fit(const validate::LogCalibrateResult& r) {
   const NcclCalibration& n = *r.calibration.nccl;
   if (n.figures.empty()) std::printf("fit        no fabric figure lowers the error by 5%%: the preset's are kept\n");
-  for (const auto& [key, v] : n.figures)
-    std::printf("fit        %-14s %7.3f %s (preset %.3f)\n", key.c_str(), v,
-                key == "net_latency" ? "us" : "GB/s per channel", derived_figure(r.fabric, key));
+  for (const auto& [key, v] : n.figures) {
+    const FittableFigure* fig = find_fittable_figure(key);
+    std::printf("fit        %-14s %7.3f %s (preset %.3f)\n", key.c_str(), v, fig ? fig->unit : "",
+                fig ? figure_before_fit(*fig, r.fabric, r.fabric.ranks()) : 0.0);
+  }
   for (const auto& [op, v] : n.latency_offset_us)
     std::printf("offset     %-14s %+7.2f us per call\n", nccl_tests_name(op), v);
 }
