@@ -100,6 +100,11 @@ Result<nccl::Fabric> machine_of(const LogCalibrateSpec& spec, LogCalibrateResult
   auto preset = nccl::fabric_preset(system);
   if (!preset) return error("--system", 0, "unknown fabric preset '" + system + "' (expected " + nccl::kPresetNames + ")");
   nccl::Fabric f = *preset;
+  if (widest->ranks_listed < widest->ranks && spec.nodes <= 0)
+    return error(widest->file, widest->line, "only " + std::to_string(widest->ranks_listed) + " of the " +
+                                                 std::to_string(widest->ranks) +
+                                                 " '# Rank' lines are in the log, so its hosts do not count the "
+                                                 "nodes: pass --nodes");
   r->hosts = widest->hosts;
   f.nodes = spec.nodes > 0 ? spec.nodes : std::max(1, widest->nodes());
   f.gpus_per_node = (widest->ranks + f.nodes - 1) / f.nodes;

@@ -285,7 +285,8 @@ void Parser::rank_line(const std::vector<Tok>& w, std::string_view s) {
   const auto rank = to_int(w[1].text);
   if (!rank || *rank > 1'000'000'000) return;
   ranks_.insert(static_cast<int>(*rank));
-  cur_.ranks = static_cast<int>(ranks_.size());
+  cur_.ranks_listed = static_cast<int>(ranks_.size());
+  cur_.ranks = std::max(cur_.ranks_listed, *ranks_.rbegin() + 1);
   const std::string host(w[on + 1].text);
   if (std::find(cur_.hosts.begin(), cur_.hosts.end(), host) == cur_.hosts.end()) cur_.hosts.push_back(host);
   if (!bracket) return;

@@ -37,7 +37,8 @@ struct NcclTestsTable {
   std::optional<OpKind> op;     // kSend for sendrecv; nullopt: not found, or not modelled
   std::string op_name;          // nccl-tests' name ("all_reduce"), "" if not found
   std::string op_source;        // how the op was found: "program name", "file name", "column layout"
-  int ranks = 0;                // distinct `# Rank` lines (0: none printed)
+  int ranks = 0;                // the highest `# Rank` + 1 (0: none printed)
+  int ranks_listed = 0;         // distinct `# Rank` lines: fewer than `ranks` when some were cut ("...")
   std::vector<std::string> hosts;  // distinct hosts of those lines, in order of appearance
   std::string gpu;              // the device name of the first rank ("NVIDIA H100 80GB HBM3")
   bool mixed_gpus = false;      // ranks name different devices

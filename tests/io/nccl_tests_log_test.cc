@@ -224,6 +224,34 @@ TEST(NcclTestsLog, PrefixesAndCrlf) {
   EXPECT_EQ(d.loc.col, 57 + 14);
 }
 
+// A pasted excerpt without its closing line reads as truncated; with it, the
+// command line names sendrecv and the in-place `#wrong` may be N/A.
+TEST(NcclTestsLog, SendrecvExcerpt) {
+  const std::string text = slurp("a100-8gpu-sendrecv-excerpt.log");
+  const Diagnostic d = bad(text, "a100-8gpu-sendrecv-excerpt.log");
+  EXPECT_EQ(d.loc.line, 9);
+  EXPECT_NE(d.message.find("the table at line 4 ends without"), std::string::npos) << d.message;
+  auto r = parse_nccl_tests_log(text + "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 171.8\n", "x.log");
+  ASSERT_TRUE(r.ok()) << r.errors()[0].to_string();
+  EXPECT_EQ((*r)[0].op, OpKind::kSend);
+  EXPECT_EQ((*r)[0].op_name, "sendrecv");
+  EXPECT_EQ((*r)[0].ranks, 0);
+  ASSERT_EQ((*r)[0].rows.size(), 4u);
+  EXPECT_DOUBLE_EQ(*(*r)[0].rows[3].in_place_busbw_GBps, 195.56);
+}
+
+// Rank lines cut to "..." still give the rank count (the highest rank + 1).
+TEST(NcclTestsLog, ElidedRankLines) {
+  std::string text = slurp("h100-2node-a3mega-all_reduce.log");
+  const size_t from = text.find("#  Rank  2 "), to = text.find("#  Rank 14 ");
+  text = text.substr(0, from) + "...\n" + text.substr(to);
+  auto r = parse_nccl_tests_log(text, "a-all_reduce.log");
+  ASSERT_TRUE(r.ok()) << r.errors()[0].to_string();
+  EXPECT_EQ((*r)[0].ranks, 16);
+  EXPECT_EQ((*r)[0].ranks_listed, 4);
+  EXPECT_EQ((*r)[0].nodes(), 2);
+}
+
 TEST(NcclTestsLog, NcclTestsVersionLineAndMissingFile) {
   const std::string text = "# nccl-tests version 2.18.3 nccl-headers=23003 nccl-library=23003\n"
                            "# Collective test starting: alltoall_perf\n" +
