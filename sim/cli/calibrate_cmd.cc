@@ -29,7 +29,7 @@ struct CalibrateArgs {
   std::vector<std::string> logs;  // --from-nccl-tests
   std::string op;
   std::string times = "min";
-  bool nodes_given = false, system_given = false, no_loo = false;
+  bool nodes_given = false, system_given = false, backend_given = false, no_loo = false;
 };
 
 int fail(const std::string& msg) {
@@ -194,6 +194,7 @@ std::string error_summary(const validate::LogCalibrateResult& r, int64_t min_byt
 }
 
 int do_calibrate_logs(const CalibrateArgs& a) {
+  if (a.backend_given) return fail("--backend: error: not with --from-nccl-tests (the logs are the measurements)");
   if (!a.op.empty() && !op_from_nccl_tests_name(a.op))
     return fail("--op: error: expected all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall or "
                 "sendrecv (got " + quote_value(a.op) + ")");
@@ -238,9 +239,9 @@ void register_calibrate_command(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<CalibrateArgs>();
   CLI::App* cmd = app.add_subcommand("calibrate", "Measure collectives on real processes (or read nccl-tests logs) and fit the model");
   cmd->add_option("--backend", a->backend, "Collective library: mpi (CPU processes) or nccl (one GPU per rank)");
-  cmd->add_option("--system", a->system, "nccl: the fabric preset the machine is (default dgx-h100)");
-  cmd->add_option("--nodes", a->nodes, "nccl: machines the ranks span (default 1)");
-  cmd->add_option("--nccl-version", a->nccl_version, "nccl: NCCL constants to fit with (default: the measured NCCL's)");
+  cmd->add_option("--system", a->system, "nccl: the fabric preset the machine is (default dgx-h100; --from-nccl-tests: the one the logged GPU names)");
+  cmd->add_option("--nodes", a->nodes, "nccl: machines the ranks span (default 1; --from-nccl-tests: the logged hosts)");
+  cmd->add_option("--nccl-version", a->nccl_version, "nccl, --from-nccl-tests: NCCL constants to fit with (default: the measured or logged NCCL's)");
   cmd->add_option("--ranks", a->ranks, "Processes (mpirun -np); with --from-nccl-tests, the ranks of tables without '# Rank' lines");
   cmd->add_option("--from-nccl-tests", a->logs, "Fit to nccl-tests logs (*_perf output) instead of measuring")->expected(1, -1);
   cmd->add_option("--op", a->op, "--from-nccl-tests: the collective of tables whose log names none (all_gather, alltoall, ...)");
@@ -258,6 +259,7 @@ void register_calibrate_command(CLI::App& app, int* exit_code) {
   cmd->callback([a, exit_code, cmd] {
     a->nodes_given = cmd->count("--nodes") > 0;
     a->system_given = cmd->count("--system") > 0;
+    a->backend_given = cmd->count("--backend") > 0;
     *exit_code = a->logs.empty() ? do_calibrate(*a) : do_calibrate_logs(*a);
   });
 }
