@@ -58,17 +58,20 @@ Result<std::vector<Sample>> samples_of(const LogCalibrateSpec& spec, std::vector
       notes->push_back(at + ": " + t.op_name + " left out (not a collective fleetsim models)");
       continue;
     }
-    if (!t.op)
-      return error(t.file, t.line, "this table does not say which collective it measured (all_gather and alltoall "
-                                   "print alike): name it in the file name or pass --op all_gather|alltoall|...");
     if (t.ranks == 0) t.ranks = spec.ranks;
     if (t.ranks < 2)
       return error(t.file, t.line, t.ranks == 0 ? "no '# Rank' lines before this table: pass --ranks N"
-                                                : "a one-rank table has no collective to fit");
+                                                : "a one-rank table has no collective to fit (nccl-tests built "
+                                                  "without MPI=1 and started by mpirun prints one per process)");
+    if (!t.op)
+      return error(t.file, t.line, "this table does not say which collective it measured (no program name before "
+                                   "it or in the file name, and its layout fits several, as all_gather's and "
+                                   "alltoall's do): pass --op NAME or name it in the file name");
     for (const NcclTestsRow& r : t.rows) {
       std::optional<double> us = r.time_us;
       if (spec.times == "in-place") us = r.in_place_time_us;
-      if (spec.times == "min" && r.in_place_time_us && *r.in_place_time_us > 0) us = std::min(r.time_us, *r.in_place_time_us);
+      if (spec.times == "min" && r.in_place_time_us && *r.in_place_time_us > 0)
+        us = std::min(r.time_us, *r.in_place_time_us);
       if (r.bytes <= 0 || !us || *us <= 0) continue;
       out.push_back({{*t.op, t.ranks, r.bytes, *us * 1e-6}, t.file + ":" + std::to_string(r.line)});
     }
@@ -98,7 +101,8 @@ Result<nccl::Fabric> machine_of(const LogCalibrateSpec& spec, LogCalibrateResult
     return error(widest->file, 0, "GPU '" + r->gpu + "' matches no fabric preset: pass --system (" +
                                       nccl::kPresetNames + ")");
   auto preset = nccl::fabric_preset(system);
-  if (!preset) return error("--system", 0, "unknown fabric preset '" + system + "' (expected " + nccl::kPresetNames + ")");
+  if (!preset)
+    return error("--system", 0, "unknown fabric preset '" + system + "' (expected " + nccl::kPresetNames + ")");
   nccl::Fabric f = *preset;
   if (widest->ranks_listed < widest->ranks && spec.nodes <= 0)
     return error(widest->file, widest->line, "only " + std::to_string(widest->ranks_listed) + " of the " +

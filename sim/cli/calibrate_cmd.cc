@@ -75,7 +75,8 @@ int do_calibrate(const CalibrateArgs& a) {
                 (a.backend == "nccl" ? "; with one GPU run fleetsim-nccl-runner selftest" : ""));
   if (a.backend == "nccl") {
     if (!nccl::fabric_preset(a.system))
-      return fail("--system: error: unknown fabric preset " + quote_value(a.system) + " (expected " + nccl::kPresetNames + ")");
+      return fail("--system: error: unknown fabric preset " + quote_value(a.system) + " (expected " +
+                nccl::kPresetNames + ")");
     if (a.nodes < 1 || a.ranks % a.nodes != 0) return fail("--nodes: error: must divide --ranks");
     if (!a.nccl_version.empty() && !nccl::constants_for_version(a.nccl_version))
       return fail(std::string("--nccl-version: error: expected ") + nccl::kSupportedVersions);
@@ -202,7 +203,8 @@ int do_calibrate_logs(const CalibrateArgs& a) {
   if (a.times != "min" && a.times != "out-of-place" && a.times != "in-place")
     return fail("--times: error: expected min, out-of-place or in-place (got " + quote_value(a.times) + ")");
   if (!a.system.empty() && !nccl::fabric_preset(a.system))
-    return fail("--system: error: unknown fabric preset " + quote_value(a.system) + " (expected " + nccl::kPresetNames + ")");
+    return fail("--system: error: unknown fabric preset " + quote_value(a.system) + " (expected " +
+                nccl::kPresetNames + ")");
   if (!a.nccl_version.empty() && !nccl::constants_for_version(a.nccl_version))
     return fail(std::string("--nccl-version: error: expected ") + nccl::kSupportedVersions);
   validate::LogCalibrateSpec spec;
@@ -237,15 +239,23 @@ int do_calibrate_logs(const CalibrateArgs& a) {
 
 void register_calibrate_command(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<CalibrateArgs>();
-  CLI::App* cmd = app.add_subcommand("calibrate", "Measure collectives on real processes (or read nccl-tests logs) and fit the model");
+  CLI::App* cmd = app.add_subcommand("calibrate",
+                                     "Measure collectives on real processes (or read nccl-tests logs) and fit the model");
   cmd->add_option("--backend", a->backend, "Collective library: mpi (CPU processes) or nccl (one GPU per rank)");
-  cmd->add_option("--system", a->system, "nccl: the fabric preset the machine is (default dgx-h100; --from-nccl-tests: the one the logged GPU names)");
+  cmd->add_option("--system", a->system,
+                  "nccl: the fabric preset the machine is (default dgx-h100; --from-nccl-tests: the logged GPU's)");
   cmd->add_option("--nodes", a->nodes, "nccl: machines the ranks span (default 1; --from-nccl-tests: the logged hosts)");
-  cmd->add_option("--nccl-version", a->nccl_version, "nccl, --from-nccl-tests: NCCL constants to fit with (default: the measured or logged NCCL's)");
-  cmd->add_option("--ranks", a->ranks, "Processes (mpirun -np); with --from-nccl-tests, the ranks of tables without '# Rank' lines");
-  cmd->add_option("--from-nccl-tests", a->logs, "Fit to nccl-tests logs (*_perf output) instead of measuring")->expected(1, -1);
-  cmd->add_option("--op", a->op, "--from-nccl-tests: the collective of tables whose log names none (all_gather, alltoall, ...)");
-  cmd->add_option("--times", a->times, "--from-nccl-tests: the time of a row to fit: min (default; the faster of out-of-place and in-place), out-of-place or in-place");
+  cmd->add_option("--nccl-version", a->nccl_version,
+                  "nccl, --from-nccl-tests: NCCL constants to fit with (default: the measured or logged NCCL's)");
+  cmd->add_option("--ranks", a->ranks,
+                  "Processes (mpirun -np); with --from-nccl-tests, the ranks of tables without '# Rank' lines");
+  cmd->add_option("--from-nccl-tests", a->logs, "Fit to nccl-tests logs (*_perf output) instead of measuring")
+      ->expected(1, -1);
+  cmd->add_option("--op", a->op,
+                  "--from-nccl-tests: the collective of tables whose log names none (all_gather, alltoall, ...)");
+  cmd->add_option("--times", a->times,
+                  "--from-nccl-tests: the time of a row to fit: min (default; the faster of out-of-place and "
+                  "in-place), out-of-place or in-place");
   cmd->add_flag("--no-leave-one-out", a->no_loo, "--from-nccl-tests: skip the leave-one-size-out refits");
   cmd->add_option("--out,-o", a->out, "Calibration file to write (a CSV of measured vs fitted goes next to it)");
   cmd->add_option("--ops", a->ops, "Collectives: allreduce,allgather,reducescatter,broadcast,reduce,alltoall,sendrecv");
