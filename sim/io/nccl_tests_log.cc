@@ -257,8 +257,10 @@ std::optional<Diagnostic> Parser::comment(const std::vector<Tok>& t, std::string
     if (open_)
       return error(number, t[0].col, "a new run starts before the table at line " + std::to_string(cur_.line) +
                                          " ended with '# Avg bus bandwidth' (a truncated log?)");
-    cur_.hosts.clear();
+    cur_.hosts.clear();  // the device lines that follow describe this run
     cur_.gpu.clear();
+    cur_.mixed_gpus = false;
+    cur_.ranks = cur_.ranks_listed = 0;
     ranks_.clear();
     return std::nullopt;
   }
