@@ -266,6 +266,42 @@ class NcclFit {
 
 }  // namespace
 
+namespace {
+
+double ring_intra(const nccl::Fabric&, const nccl::Graphs& one, const nccl::Graphs&) { return one.ring.bw_intra_GBps; }
+double ring_inter(const nccl::Fabric&, const nccl::Graphs&, const nccl::Graphs& all) { return all.ring.bw_inter_GBps; }
+double nvls_intra(const nccl::Fabric& f, const nccl::Graphs& one, const nccl::Graphs&) {
+  return f.nvls ? one.nvls.bw_intra_GBps : 0.0;
+}
+double net_latency(const nccl::Fabric& f, const nccl::Graphs&, const nccl::Graphs&) {
+  return std::max(0.0, f.net_latency_us);
+}
+
+}  // namespace
+
+const std::vector<FittableFigure>& fittable_figures() {
+  static const std::vector<FittableFigure> figures = {
+      {"bw_intra", "GB/s per channel", false, true, 0, 0, ring_intra},
+      {"bw_inter", "GB/s per channel", true, true, 0, 0, ring_inter},
+      {"nvls_bw", "GB/s per channel", false, true, 0, 0, nvls_intra},
+      {"net_latency", "us", true, false, 0.0, 100.0, net_latency},
+  };
+  return figures;
+}
+
+const FittableFigure* find_fittable_figure(std::string_view key) {
+  for (const FittableFigure& f : fittable_figures())
+    if (key == f.key) return &f;
+  return nullptr;
+}
+
+double figure_before_fit(const FittableFigure& fig, const nccl::Fabric& fabric, int widest_ranks) {
+  const int widest = std::max(1, widest_ranks);
+  const GroupShape one = sweep_group_shape(std::min(widest, fabric.gpus_per_node), fabric.gpus_per_node);
+  const GroupShape many = sweep_group_shape(widest, fabric.gpus_per_node);
+  return fig.before(fabric, nccl::nccl_graphs(fabric, one), nccl::nccl_graphs(fabric, many));
+}
+
 double nccl_calibrated_time_s(const NcclCalibration& c, const nccl::Model& fitted, OpKind op, int64_t bytes,
                               int ranks) {
   return std::max(0.0, model_us(fitted, op, bytes, ranks, c.gpus_per_node) + c.offset_us(op)) * 1e-6;
@@ -289,16 +325,12 @@ Result<NcclCalibration> fit_nccl(const std::vector<CalibrationSample>& all, cons
   const GroupShape many = sweep_group_shape(widest, fabric.gpus_per_node);
   const nccl::Graphs g1 = nccl::nccl_graphs(fabric, one), gn = nccl::nccl_graphs(fabric, many);
   std::vector<Param> params;
-  auto add = [&params](const char* key, double start, bool log_scale, double lo, double hi) {
-    params.push_back({key, start, lo, hi, log_scale});
-  };
-  // Ranges: a factor 16 either way of the derived figure; net latency 0..100 us.
-  if (g1.ring.bw_intra_GBps > 0) add("bw_intra", g1.ring.bw_intra_GBps, true, g1.ring.bw_intra_GBps / 16, g1.ring.bw_intra_GBps * 16);
-  if (many.nodes > 1 && gn.ring.bw_inter_GBps > 0)
-    add("bw_inter", gn.ring.bw_inter_GBps, true, gn.ring.bw_inter_GBps / 16, gn.ring.bw_inter_GBps * 16);
-  if (fabric.nvls && g1.nvls.bw_intra_GBps > 0)
-    add("nvls_bw", g1.nvls.bw_intra_GBps, true, g1.nvls.bw_intra_GBps / 16, g1.nvls.bw_intra_GBps * 16);
-  if (many.nodes > 1) add("net_latency", std::max(0.0, fabric.net_latency_us), false, 0.0, 100.0);
+  for (const FittableFigure& fig : fittable_figures()) {
+    if (fig.multi_node && many.nodes <= 1) continue;
+    const double v = fig.before(fabric, g1, gn);
+    if (fig.log_scale && v > 0) params.push_back({fig.key, v, v / 16, v * 16, true});
+    if (!fig.log_scale) params.push_back({fig.key, std::clamp(v, fig.lo, fig.hi), fig.lo, fig.hi, false});
+  }
   NcclFit fit(samples, fabric, options);
   // Coordinate descent over the figures in `set` until the objective stops falling.
   auto refine = [&fit](std::vector<Param>& set) {
@@ -415,10 +447,13 @@ Result<Calibration> load_calibration(const std::string& path) {
         for (const auto& kv : fig) {
           const std::string key = kv.first.as<std::string>();
           const double v = kv.second.as<double>();
-          const bool known = key == "bw_intra" || key == "bw_inter" || key == "nvls_bw" || key == "net_latency";
+          const bool known = find_fittable_figure(key) != nullptr;
           if (!known || !std::isfinite(v) || v < 0 || !nccl::set_fabric_field(&probe, key, kv.second.as<std::string>()).empty()) {
-            errs.push_back(at(path, kv.first.Mark(), "figure '" + key + "' must be one of bw_intra, bw_inter, nvls_bw "
-                                                      "(GB/s per channel) or net_latency (us), with a value >= 0"));
+            std::string names;
+            for (const FittableFigure& f : fittable_figures())
+              names += std::string(names.empty() ? "" : ", ") + f.key + " (" + f.unit + ")";
+            errs.push_back(at(path, kv.first.Mark(), "figure '" + key + "' must be one of " + names +
+                                                      ", with a value >= 0"));
             continue;
           }
           nc.figures.emplace_back(key, v);

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fleetsim/cost_model.h"
@@ -45,7 +46,7 @@ struct CollectiveFit {
 
 // The NCCL model's figures fitted to measurements on real GPUs (`fleetsim
 // calibrate --backend nccl`): the fabric figures of nccl_fabric.h that the
-// measurements determine (set_fabric_field keys: bw_intra, bw_inter, nvls_bw in
+// measurements determine (fittable_figures(): bw_intra, bw_inter, nvls_bw in
 // GB/s per channel, net_latency in us) and, per collective, a latency offset
 // added to the model's time (what the fabric's figures cannot express: launch
 // and synchronisation costs of this machine). The model applying them starts
@@ -84,6 +85,29 @@ std::vector<CollectiveFit> fit_all(const std::vector<CalibrationSample>& samples
 // The group shape a sweep group of `ranks` consecutive ranks has on machines
 // of `gpus_per_node` GPUs.
 GroupShape sweep_group_shape(int ranks, int gpus_per_node);
+
+// A fabric figure fit_nccl may set: the one table of fitted terms, read by the
+// fit, the calibration file's reader and the reports. A term of the NCCL model
+// that a `set_fabric_field` key sets becomes fittable with one row here.
+struct FittableFigure {
+  const char* key;    // the set_fabric_field key and the file's name for it
+  const char* unit;   // "GB/s per channel", "us"
+  bool multi_node;    // fitted only when the measured groups span nodes
+  bool log_scale;     // searched over [v/16, 16 v] of its value v before the fit, else over [lo, hi]
+  double lo, hi;
+  // Its value before the fit, given the graphs of a one-node group and of the
+  // widest measured group; <= 0 on a log scale: not applicable (no NVLS, ...).
+  double (*before)(const nccl::Fabric& f, const nccl::Graphs& one_node, const nccl::Graphs& widest);
+};
+
+// bw_intra, bw_inter, nvls_bw (GB/s per channel), net_latency (us), in the
+// order forward selection tries them.
+const std::vector<FittableFigure>& fittable_figures();
+const FittableFigure* find_fittable_figure(std::string_view key);
+
+// A figure's value before the fit on `fabric`, measured with groups of up to
+// `widest_ranks` consecutive ranks.
+double figure_before_fit(const FittableFigure& fig, const nccl::Fabric& fabric, int widest_ranks);
 
 // Fits the NCCL model's figures to `samples` (group sizes >= 2) measured on
 // `fabric` (whose nodes and gpus_per_node describe the measured machine):
