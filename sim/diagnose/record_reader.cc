@@ -1,6 +1,7 @@
-// Reads a RunRecord folder or a folder of PyTorch flight-recorder JSON dumps into a
-// Record. JSON goes through nlohmann_json; CSV is split by hand. Values that PyTorch
-// writes as strings in one version and numbers in another are accepted either way.
+// Reads one flight-recorder dump, pickle (pickle_reader.h) or JSON (nlohmann_json),
+// into an FrDump. Both become one JSON value tree first, read by one set of rules:
+// values that PyTorch writes as strings in one version and numbers in another are
+// accepted either way. JSON errors are located at FILE:LINE:COL, pickle ones by path.
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -11,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/diagnose/pickle_reader.h"
 #include "sim/diagnose/record.h"
 #include "sim/io/units.h"
 
@@ -87,16 +89,18 @@ std::string path_text(const JsonPath& path) {
 }
 
 // One dump being read: the first value it cannot read becomes a Diagnostic
-// at the value's FILE:LINE:COL, naming its path and what was expected.
+// naming its path and what was expected, at the value's FILE:LINE:COL in a
+// JSON dump (`text`), at the file in a pickle (`text` null).
 struct DumpReader {
-  const std::string& text;
+  const std::string* text;
   const std::string& file;
   std::optional<Diagnostic> error;
 
   void fail(const JsonPath& path, const std::string& message) {
     if (error) return;
     Diagnostic d;
-    d.loc = loc_from_offset(text, offset_of(text, path) + 1, file);
+    if (text) d.loc = loc_from_offset(*text, offset_of(*text, path) + 1, file);
+    else d.loc.file = file;
     d.message = path_text(path) + ": " + message;
     error = std::move(d);
   }
@@ -370,37 +374,28 @@ SourceLoc loc_from_offset(const std::string& text, size_t byte, const std::strin
   return loc;
 }
 
-std::optional<int> rank_from_file_name(const std::string& name) {
-  std::string stem = name;
-  if (stem.size() > 5 && stem.substr(stem.size() - 5) == ".json") stem.resize(stem.size() - 5);
-  std::string lower = stem;
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (lower.find("rank") == std::string::npos) return std::nullopt;
-  size_t i = stem.size();
-  while (i > 0 && std::isdigit(static_cast<unsigned char>(stem[i - 1]))) --i;
-  if (i == stem.size() || stem.size() - i > 9) return std::nullopt;
-  return std::stoi(stem.substr(i));
-}
+namespace {
 
-Result<FrDump> parse_fr_dump(const std::string& text, const std::string& file,
-                             int fallback_rank) {
-  Result<json> parsed = parse_json_text(text, file);
-  if (!parsed) return parsed.errors();
-  const json& root = *parsed;
+// A dump's value tree (from JSON `text`, or from a pickle when `text` is null) as an FrDump.
+Result<FrDump> read_fr_tree(const json& root, const std::string* text, const std::string& file, int fallback_rank) {
   if (!root.is_object()) {
-    Diagnostic d = file_error(file, "a flight-recorder dump must be a JSON object");
-    d.loc.line = 1;
-    d.loc.col = 1;
+    Diagnostic d = file_error(file, text ? "a flight-recorder dump must be a JSON object"
+                                         : "a flight-recorder dump must be a dict, this pickle holds a " +
+                                               std::string(root.is_array() ? "list or tuple" : "single value"));
+    if (text) d.loc.line = d.loc.col = 1;
     return d;
   }
   FrDump dump;
   dump.file = file;
   DumpReader rd{text, file, std::nullopt};
+  if (!root.contains("rank") && fallback_rank < 0)
+    return file_error(file, "no 'rank' key, and no rank number at the end of the file name: whose dump is it?");
   const int64_t rank = rd.field(root, "rank", fallback_rank, {});
   if (rank < 0 || rank > INT32_MAX) rd.fail({{"rank", 0}}, "a rank must be an integer in 0 .. 2^31-1, got " + std::to_string(rank));
   dump.rank = static_cast<int>(rank);
   dump.version = field_string(root, "version");
+  dump.comm_lib_version = root.contains("comm_lib_version") ? field_string(root, "comm_lib_version")
+                                                            : field_string(root, "nccl_version");
   read_groups(root, dump, rd);
   auto entries = root.find("entries");
   if (entries != root.end() && entries->is_array()) {
@@ -412,6 +407,19 @@ Result<FrDump> parse_fr_dump(const std::string& text, const std::string& file,
   read_status(root, dump, rd);
   if (rd.error) return *rd.error;
   return dump;
+}
+
+}  // namespace
+
+Result<FrDump> parse_fr_dump(const std::string& text, const std::string& file, int fallback_rank) {
+  if (looks_like_pickle(text)) {
+    Result<json> tree = read_pickle(text, file);
+    if (!tree) return tree.errors();
+    return read_fr_tree(*tree, nullptr, file, fallback_rank);
+  }
+  Result<json> parsed = parse_json_text(text, file);
+  if (!parsed) return parsed.errors();
+  return read_fr_tree(*parsed, &text, file, fallback_rank);
 }
 
 }  // namespace fleetsim::diagnose
