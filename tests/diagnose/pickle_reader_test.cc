@@ -4,10 +4,12 @@
 // Python's pickle writes at protocols 2 to 5 (tests/fixtures/pickle/, make_pickles.py).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -208,6 +210,27 @@ TEST(PickleReader, PythonPicklesOfEveryProtocol) {
   }
   EXPECT_FALSE(looks_like_pickle("{\"version\": \"2.10\"}"));
   EXPECT_FALSE(looks_like_pickle("\x80"));
+}
+
+// The docs' opcode table (docs/flight-recorder-formats.md) is kPickleOps, row for row.
+TEST(PickleReader, OpcodeTableInTheDocsMatchesTheCode) {
+  std::istringstream doc(slurp(std::string(FLEETSIM_SOURCE_DIR) + "/docs/flight-recorder-formats.md"));
+  std::vector<std::string> rows;
+  bool marked = false;
+  for (std::string line; std::getline(doc, line);) {
+    if (line == "<!-- vocabulary: pickle-opcodes -->") marked = true;
+    else if (marked && line.rfind("| `", 0) == 0) rows.push_back(line);
+    else if (marked && !rows.empty() && line.empty()) break;
+  }
+  ASSERT_EQ(rows.size(), std::size(kPickleOps));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const PickleOp& op = kPickleOps[i];
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02x", op.code);
+    const char* use = op.use == PickleOpUse::kRead ? "read" : op.use == PickleOpUse::kRefusedCode ? "refused: code"
+                                                                                                  : "refused: other";
+    EXPECT_EQ(rows[i], "| `" + std::string(op.name) + "` | `" + hex + "` | " + use + " |");
+  }
 }
 
 }  // namespace
