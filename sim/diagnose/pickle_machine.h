@@ -45,7 +45,13 @@ std::string op_label(uint8_t code);
 class Machine {
  public:
   Machine(std::string_view bytes, const std::string& file, const PickleLimits& limits);
-  Result<nlohmann::json> run();
+  // Runs the opcodes to STOP: the node of the value the pickle holds.
+  Result<uint32_t> run();
+  // Node `id` as JSON, leaving out the entry `omit_key` if `id` is a dict (pickle_tree.cc).
+  // Every call spends from one expansion budget.
+  Result<nlohmann::json> to_json(uint32_t id, std::string_view omit_key = {});
+  // The items of the list or tuple at key `key` of dict `id`; nullopt if there is none.
+  std::optional<std::vector<uint32_t>> list_at(uint32_t id, std::string_view key) const;
 
  private:
   void step(uint8_t code);  // pickle_steps.cc
@@ -54,7 +60,6 @@ class Machine {
   bool step_container(uint8_t code, bool& handled);
   bool step_collect(uint8_t code, bool& handled);
   bool step_memo(uint8_t code, bool& handled);
-  Result<nlohmann::json> to_json(uint32_t root);  // pickle_tree.cc
 
   bool fail(uint64_t at, const std::string& message);
   bool need(uint64_t n, const char* what);
@@ -82,6 +87,8 @@ class Machine {
   std::vector<uint32_t> stack_;
   std::vector<size_t> marks_;  // stack heights at each open MARK
   std::unordered_map<uint32_t, uint32_t> memo_;
+  uint64_t spent_ = 0;            // expansion budget units spent by to_json
+  std::vector<uint8_t> on_path_;  // to_json: the nodes on the path being copied
 };
 
 }  // namespace fleetsim::diagnose::pickle_detail

@@ -1,8 +1,9 @@
 // The pickle stack machine (pickle_reader.h): one pass over the opcodes, no
 // recursion. Values live in an arena of nodes that the stack and the memo refer to
 // by index, so a container put in the memo before it is filled (as PyTorch's
-// pickler does) is seen filled when fetched. The tree is copied out at STOP
-// (pickle_tree.cc), where cycles, depth and the expansion of shared values are checked.
+// pickler does) is seen filled when fetched. The tree is copied out after STOP, whole
+// or a list's items one at a time (pickle_tree.cc), where cycles, depth and the
+// expansion of shared values are checked.
 #include "sim/diagnose/pickle_reader.h"
 
 #include <cstdlib>
@@ -191,7 +192,7 @@ bool Machine::memo_get(uint64_t id) {
   return true;
 }
 
-Result<json> Machine::run() {
+Result<uint32_t> Machine::run() {
   while (!error_) {
     if (pos_ >= bytes_.size())
       return *(fail(pos_, "the file ends before STOP: a truncated pickle?"), error_);
@@ -199,7 +200,7 @@ Result<json> Machine::run() {
     const auto code = static_cast<uint8_t>(bytes_[pos_++]);
     if (code == '.') {
       if (stack_.empty()) return *(fail(op_at_, "STOP with nothing on the stack"), error_);
-      return to_json(stack_.back());
+      return stack_.back();
     }
     const PickleOp* op = find_pickle_op(code);
     if (!op) {
@@ -226,7 +227,25 @@ bool looks_like_pickle(std::string_view head) {
 
 Result<nlohmann::json> read_pickle(std::string_view bytes, const std::string& file, const PickleLimits& limits) {
   pickle_detail::Machine machine(bytes, file, limits);
-  return machine.run();
+  Result<uint32_t> root = machine.run();
+  if (!root) return root.errors();
+  return machine.to_json(*root);
+}
+
+Result<nlohmann::json> read_pickle_streaming(std::string_view bytes, const std::string& file,
+                                             std::string_view list_key, const PickleItemSink& on_item,
+                                             const PickleLimits& limits) {
+  pickle_detail::Machine machine(bytes, file, limits);
+  Result<uint32_t> root = machine.run();
+  if (!root) return root.errors();
+  const std::optional<std::vector<uint32_t>> items = machine.list_at(*root, list_key);
+  if (!items) return machine.to_json(*root);
+  for (size_t i = 0; i < items->size(); ++i) {
+    Result<nlohmann::json> item = machine.to_json((*items)[i]);
+    if (!item) return item.errors();
+    on_item(i, std::move(*item));
+  }
+  return machine.to_json(*root, list_key);
 }
 
 }  // namespace fleetsim::diagnose

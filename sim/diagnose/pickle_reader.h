@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -34,5 +35,14 @@ bool looks_like_pickle(std::string_view head);
 // starting "byte N: " (N counts from 0, as `python -m pickletools` numbers bytes).
 Result<nlohmann::json> read_pickle(std::string_view bytes, const std::string& file,
                                    const PickleLimits& limits = {});
+
+// As read_pickle, but when the pickle holds a dict whose `list_key` is a list (or
+// tuple), its items go to `on_item` one at a time, in order, each copied out just
+// before the call and let go after it, and the dict comes back without that key: a
+// dump's entries never sit in memory as one tree. Same bounds, same errors.
+using PickleItemSink = std::function<void(size_t index, nlohmann::json&& item)>;
+Result<nlohmann::json> read_pickle_streaming(std::string_view bytes, const std::string& file,
+                                             std::string_view list_key, const PickleItemSink& on_item,
+                                             const PickleLimits& limits = {});
 
 }  // namespace fleetsim::diagnose

@@ -1,5 +1,5 @@
-// Copies the value a pickle left on the stack out of the node arena into a JSON
-// tree, iteratively (an explicit path, no recursion). A container that holds
+// Copies a value of the node arena out into a JSON tree, iteratively (an explicit
+// path, no recursion): the value a pickle holds, or one item of its biggest list. A container that holds
 // itself, a path deeper than the depth bound, or shared memo references that
 // would expand past the budget are refused at the byte that made the node.
 #include <algorithm>
@@ -42,10 +42,25 @@ struct Frame {
 
 }  // namespace
 
-Result<json> Machine::to_json(uint32_t root) {
+std::optional<std::vector<uint32_t>> Machine::list_at(uint32_t id, std::string_view key) const {
+  const Node& dict = nodes_[id];
+  if (dict.kind != Kind::kDict) return std::nullopt;
+  std::optional<std::vector<uint32_t>> found;
+  for (size_t k = 0; k + 1 < dict.items.size(); k += 2) {  // the last of repeated keys wins
+    const Node& name = nodes_[dict.items[k]];
+    if (name.kind != Kind::kScalar || !name.scalar.is_string() || name.scalar.get_ref<const std::string&>() != key)
+      continue;
+    const Node& value = nodes_[dict.items[k + 1]];
+    found = value.kind == Kind::kList || value.kind == Kind::kTuple ? std::optional(value.items) : std::nullopt;
+  }
+  return found;
+}
+
+Result<json> Machine::to_json(uint32_t root, std::string_view omit_key) {
   const uint64_t budget = std::min<uint64_t>(UINT64_MAX / 2, limits_.expand_factor * bytes_.size()) + kExpandSlack;
-  uint64_t spent = 0;
-  std::vector<uint8_t> on_path(nodes_.size(), 0);
+  uint64_t& spent = spent_;
+  on_path_.resize(nodes_.size(), 0);
+  std::vector<uint8_t>& on_path = on_path_;
   std::vector<Frame> path;
   json result;
   auto emit = [&](json v) {
@@ -93,8 +108,12 @@ Result<json> Machine::to_json(uint32_t root) {
         return *(fail(key.at, std::string("a dict key must be a string or a number, got a ") +
                                   (key.scalar.is_binary() ? "bytes" : kind_name(key.kind))),
                  error_);
-      f.key = std::move(*text);
       ++f.next;
+      if (path.size() == 1 && !omit_key.empty() && *text == omit_key) {
+        ++f.next;  // its value is handed out elsewhere
+        continue;
+      }
+      f.key = std::move(*text);
     }
     if (!visit(n.items[f.next++])) return *error_;
   }

@@ -376,8 +376,10 @@ SourceLoc loc_from_offset(const std::string& text, size_t byte, const std::strin
 
 namespace {
 
-// A dump's value tree (from JSON `text`, or from a pickle when `text` is null) as an FrDump.
-Result<FrDump> read_fr_tree(const json& root, const std::string* text, const std::string& file, int fallback_rank) {
+// A dump's value tree (from JSON `text`, or from a pickle when `text` is null) as an
+// FrDump; `entries` are those already read from it one at a time (a pickle's).
+Result<FrDump> read_fr_tree(const json& root, const std::string* text, const std::string& file, int fallback_rank,
+                            std::vector<FrEntry> entries) {
   if (!root.is_object()) {
     Diagnostic d = file_error(file, text ? "a flight-recorder dump must be a JSON object"
                                          : "a flight-recorder dump must be a dict, this pickle holds a " +
@@ -397,10 +399,11 @@ Result<FrDump> read_fr_tree(const json& root, const std::string* text, const std
   dump.comm_lib_version = root.contains("comm_lib_version") ? field_string(root, "comm_lib_version")
                                                             : field_string(root, "nccl_version");
   read_groups(root, dump, rd);
-  auto entries = root.find("entries");
-  if (entries != root.end() && entries->is_array()) {
-    for (size_t i = 0; i < entries->size(); ++i) {
-      const json& e = (*entries)[i];
+  dump.entries = std::move(entries);
+  auto listed = root.find("entries");
+  if (listed != root.end() && listed->is_array()) {
+    for (size_t i = 0; i < listed->size(); ++i) {
+      const json& e = (*listed)[i];
       if (e.is_object()) dump.entries.push_back(parse_entry(e, rd, {{"entries", 0}, {"", i}}));
     }
   }
@@ -413,13 +416,19 @@ Result<FrDump> read_fr_tree(const json& root, const std::string* text, const std
 
 Result<FrDump> parse_fr_dump(const std::string& text, const std::string& file, int fallback_rank) {
   if (looks_like_pickle(text)) {
-    Result<json> tree = read_pickle(text, file);
-    if (!tree) return tree.errors();
-    return read_fr_tree(*tree, nullptr, file, fallback_rank);
+    // Entries one at a time: the dump's largest part never sits in memory as a tree.
+    std::vector<FrEntry> entries;
+    DumpReader rd{nullptr, file, std::nullopt};
+    Result<json> rest = read_pickle_streaming(text, file, "entries", [&](size_t i, json&& e) {
+      if (e.is_object()) entries.push_back(parse_entry(e, rd, {{"entries", 0}, {"", i}}));
+    });
+    if (!rest) return rest.errors();
+    if (rd.error) return *rd.error;
+    return read_fr_tree(*rest, nullptr, file, fallback_rank, std::move(entries));
   }
   Result<json> parsed = parse_json_text(text, file);
   if (!parsed) return parsed.errors();
-  return read_fr_tree(*parsed, &text, file, fallback_rank);
+  return read_fr_tree(*parsed, &text, file, fallback_rank, {});
 }
 
 }  // namespace fleetsim::diagnose

@@ -144,6 +144,15 @@ TEST(DumpForms, RankFromTheDumpThenTheName) {
             "rank_0: error: a flight-recorder dump must be a dict, this pickle holds a list or tuple");
 }
 
+// A value of the wrong type in a pickle names its path, at the file.
+TEST(DumpForms, PickleValueOfTheWrongTypeNamesItsPath) {
+  const std::string bad = "\x80\x02}(X\x07\x00\x00\x00" "entries](}(X\x11\x00\x00\x00" "collective_seq_id"
+                          "X\x03\x00\x00\x00oneueu."s;
+  Result<FrDump> d = parse_fr_dump(bad, "rank_2", 2);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.errors().front().to_string(), "rank_2: error: entries[0].collective_seq_id: expected an integer, got \"one\"");
+}
+
 TEST(DumpForms, RankFromFileNames) {
   EXPECT_EQ(rank_from_file_name("nccl_trace_rank_3"), 3);
   EXPECT_EQ(rank_from_file_name("comm_lib_trace_rank_12"), 12);

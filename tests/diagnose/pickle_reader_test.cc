@@ -197,6 +197,29 @@ TEST(PickleReader, BoundsOnValuesAndMemo) {
   EXPECT_EQ(read(pk("Nq\x00q\x01q\x00q\x02"s), small), "ERROR p.pkl: error: byte 9: more than 2 memo entries: refused as too large");
 }
 
+// The items of a dict's list handed out one at a time, the dict returned without it.
+TEST(PickleReader, StreamingHandsOutAListsItemsOneByOne) {
+  const std::string dump = pk("}(" + str("version", 0) + str("2.10", 1) + str("entries", 2) + "](K\x01}(h\x01K\x02ue" + "u");
+  std::vector<std::string> items;
+  auto sink = [&](size_t i, json&& v) { items.push_back(std::to_string(i) + "=" + v.dump()); };
+  Result<json> rest = read_pickle_streaming(dump, "p.pkl", "entries", sink);
+  ASSERT_TRUE(rest.ok()) << rest.errors().front().to_string();
+  EXPECT_EQ(rest->dump(), "{\"version\":\"2.10\"}");
+  EXPECT_EQ(items, (std::vector<std::string>{"0=1", "1={\"2.10\":2}"}));
+  EXPECT_EQ(read(dump), "{\"entries\":[1,{\"2.10\":2}],\"version\":\"2.10\"}");
+  // No such list (or no dict): the whole value comes back and nothing is handed out.
+  items.clear();
+  Result<json> whole = read_pickle_streaming(pk("](K\x01" "e"), "p.pkl", "entries", sink);
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(whole->dump(), "[1]");
+  EXPECT_TRUE(items.empty());
+  // An item past the bounds is the same located error.
+  Result<json> cyclic = read_pickle_streaming(pk("}(" + str("entries", 0) + "]q\x01h\x01" "a" + "u"), "p.pkl",
+                                              "entries", sink);
+  ASSERT_FALSE(cyclic.ok());
+  EXPECT_EQ(cyclic.errors().front().to_string(), "p.pkl: error: byte 18: a list that holds itself: refused");
+}
+
 // Python's pickle at protocols 2 to 5 (make_pickles.py wrote the file and, from the
 // same value, the JSON it must read as).
 TEST(PickleReader, PythonPicklesOfEveryProtocol) {
