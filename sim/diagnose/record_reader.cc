@@ -1,7 +1,7 @@
 // Reads one flight-recorder dump, pickle (pickle_reader.h) or JSON (nlohmann_json),
-// into an FrDump. Both become one JSON value tree first, read by one set of rules:
-// values that PyTorch writes as strings in one version and numbers in another are
-// accepted either way. JSON errors are located at FILE:LINE:COL, pickle ones by path.
+// into an FrDump. Both become JSON values read by one set of rules, each entry as soon
+// as it is parsed: values that PyTorch writes as strings in one version and numbers in
+// another are accepted either way. JSON errors are located at FILE:LINE:COL, pickle ones by path.
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -334,11 +334,10 @@ Diagnostic file_error(const std::string& file, const std::string& message) {
   return d;
 }
 
-}  // namespace
-
-Result<json> parse_json_text(const std::string& text, const std::string& file) {
+// parse_json_text, with nlohmann's parser callback (which may drop values as they are parsed).
+Result<json> parse_json_with(const std::string& text, const std::string& file, const json::parser_callback_t& cb) {
   try {
-    return json::parse(text);
+    return json::parse(text, cb);
   } catch (const json::parse_error& e) {
     Diagnostic d;
     d.loc = loc_from_offset(text, e.byte, file);
@@ -356,6 +355,12 @@ Result<json> parse_json_text(const std::string& text, const std::string& file) {
     d.message = "malformed JSON: number out of range" + (token.empty() ? "" : ": " + token);
     return d;
   }
+}
+
+}  // namespace
+
+Result<json> parse_json_text(const std::string& text, const std::string& file) {
+  return parse_json_with(text, file, nullptr);
 }
 
 SourceLoc loc_from_offset(const std::string& text, size_t byte, const std::string& file) {
@@ -426,9 +431,26 @@ Result<FrDump> parse_fr_dump(const std::string& text, const std::string& file, i
     if (rd.error) return *rd.error;
     return read_fr_tree(*rest, nullptr, file, fallback_rank, std::move(entries));
   }
-  Result<json> parsed = parse_json_text(text, file);
+  // Each object of the top-level `entries` list is read as soon as it is parsed and
+  // then dropped, so the entries never sit in memory as one tree.
+  std::vector<FrEntry> entries;
+  DumpReader rd{&text, file, std::nullopt};
+  bool in_entries = false, entries_key = false;
+  auto on_value = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (depth == 1 && event == json::parse_event_t::key) entries_key = parsed == "entries";
+    if (depth == 1 && event == json::parse_event_t::array_start && entries_key) {
+      in_entries = true;
+      entries.clear();  // a repeated key: the last list wins, as in the tree
+    }
+    if (depth == 1 && event == json::parse_event_t::array_end) in_entries = false;
+    if (!in_entries || depth != 2 || event != json::parse_event_t::object_end) return true;
+    entries.push_back(parse_entry(parsed, rd, {{"entries", 0}, {"", entries.size()}}));
+    return false;
+  };
+  Result<json> parsed = parse_json_with(text, file, on_value);
   if (!parsed) return parsed.errors();
-  return read_fr_tree(*parsed, &text, file, fallback_rank, {});
+  if (rd.error) return *rd.error;
+  return read_fr_tree(*parsed, &text, file, fallback_rank, std::move(entries));
 }
 
 }  // namespace fleetsim::diagnose

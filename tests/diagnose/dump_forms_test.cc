@@ -127,6 +127,20 @@ TEST(DumpForms, JsonSchemaVersionsTwoThreeToTwoTen) {
   EXPECT_EQ(v210.entries[0].time_discovered_completed_ns, 0);  // null and 0 alike
 }
 
+// JSON entries are read as they are parsed: a repeated `entries` key still means its
+// last list, and an entry's error is still located at its line and column.
+TEST(DumpForms, JsonEntriesReadAsParsed) {
+  const FrDump d = parse_ok(R"({"entries": [{"collective_seq_id": 1}], "rank": 0,
+      "entries": [{"collective_seq_id": 2}, 7, {"collective_seq_id": 3}]})", "rank_0.json", 0);
+  ASSERT_EQ(d.entries.size(), 2u);
+  EXPECT_EQ(d.entries[0].collective_seq_id, 2);
+  EXPECT_EQ(d.entries[1].collective_seq_id, 3);
+  Result<FrDump> bad = parse_fr_dump("{\"entries\": [{},\n {\"p2p_seq_id\": \"x\"}]}", "rank_0.json", 0);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.errors().front().to_string(),
+            "rank_0.json:2:17: error: entries[1].p2p_seq_id: expected an integer, got \"x\"");
+}
+
 // The dump's own `rank` key wins over its file name; without one the name's trailing
 // number is the rank; with neither the dump is refused.
 TEST(DumpForms, RankFromTheDumpThenTheName) {
