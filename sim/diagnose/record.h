@@ -1,8 +1,9 @@
 // The evidence diagnose reads: a RunRecord folder (docs/run-record.md) or a folder of
-// PyTorch flight-recorder JSON dumps. The reader accepts the forms PyTorch versions
-// write (integers as numbers or digit strings, missing keys, null times) and rejects,
-// as a Diagnostic with file:line:col or the file, bad JSON, values of the wrong type,
-// negative sequence numbers and dumps that cannot all come from one job.
+// PyTorch flight-recorder dumps, pickle or JSON (docs/flight-recorder-formats.md). The
+// reader accepts the forms PyTorch versions write (integers as numbers or digit
+// strings, missing keys, null times) and rejects, as a Diagnostic with file:line:col,
+// file and byte offset, or the file, bad input, values of the wrong type, negative
+// sequence numbers and dumps that cannot all come from one job.
 #pragma once
 
 #include <cstdint>
@@ -62,6 +63,7 @@ struct FrDump {
   int rank = -1;
   std::string file;
   std::string version;
+  std::string comm_lib_version;  // `nccl_version` (schema 2.7 to 2.9) or `comm_lib_version` (2.10 on)
   std::map<std::string, FrGroup> groups;   // by pg name
   std::map<std::string, FrStatus> status;  // by pg name (pg_id keys are mapped)
   std::vector<FrEntry> entries;            // oldest first
@@ -147,13 +149,26 @@ struct Record {
 // Parses JSON text; a syntax error becomes a Diagnostic at FILE:LINE:COL.
 Result<nlohmann::json> parse_json_text(const std::string& text, const std::string& file);
 
-// Parses one FR JSON dump. fallback_rank is used when the dump has no "rank" key.
-Result<FrDump> parse_fr_dump(const std::string& text, const std::string& file,
+// Parses one FR dump: a pickle when `bytes` start as one (looks_like_pickle), else
+// JSON. fallback_rank (the file name's, or -1 for none) is used when the dump has no
+// "rank" key; a dump with neither is an error.
+Result<FrDump> parse_fr_dump(const std::string& bytes, const std::string& file,
                              int fallback_rank);
 
-// The rank encoded at the end of a dump's file name ("nccl_trace_rank_3",
-// "rank_3.json"); nullopt if the name does not look like a dump.
+// The rank a dump's file name ends in ("nccl_trace_rank_3", "nccl_trace_rank_host1_3",
+// "rank_3.json", "trace_3.pkl"), after a .json, .pkl or .pickle extension; nullopt if
+// the name ends in no number.
 std::optional<int> rank_from_file_name(const std::string& name);
+
+// Whether a file name alone says "flight-recorder dump": a rank number at its end
+// and `rank`, `trace` or `dump` in it, or a .json/.pkl/.pickle extension after the number.
+bool dump_like_name(const std::string& name);
+
+// A folder's flight-recorder dumps (docs/flight-recorder-formats.md): its files, and
+// those one subfolder down, whose name is dump-like or whose content starts as a
+// pickle or as a JSON object with flight-recorder keys. In path order; RunRecord files
+// (summary.json, ...), hidden entries and dump pipes are passed over.
+Result<std::vector<std::string>> find_dump_files(const std::string& dir);
 
 // Converts a byte offset (nlohmann's parse_error::byte, 1-based) into a 1-based
 // line and column of text.

@@ -1,8 +1,9 @@
 // Walks a folder and fills a Record: summary.json, telemetry.csv, steps.csv, job.log
-// and the flight-recorder dumps (under fr/ in a RunRecord, or loose in the folder as
-// PyTorch writes them). CSV columns are found by their header names. Each file
-// must be a regular file within its cap (fleetsim/file_read.h); an entry that
-// cannot be read (a symlink loop, no permission) is a one-line error naming it.
+// and the flight-recorder dumps (under fr/ in a RunRecord, or loose in the folder or a
+// folder per host as PyTorch writes them: dump_files.cc). CSV columns are found by
+// their header names. Each file must be a regular file within its cap
+// (fleetsim/file_read.h); an entry that cannot be read (a symlink loop, no
+// permission) is a one-line error naming it.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -223,28 +224,6 @@ Result<Summary> read_summary(const fs::path& p) {
   return s;
 }
 
-// Dump files in name order, so the result never depends on the directory order.
-// A dump-named entry whose type cannot be read (a symlink loop) is an error
-// naming it; other entries that are not regular files are passed over.
-Result<std::vector<fs::path>> dump_files(const fs::path& dir) {
-  std::vector<fs::path> out;
-  std::error_code ec;
-  fs::directory_iterator it(dir, ec), end;
-  for (; !ec && it != end; it.increment(ec)) {
-    const fs::directory_entry& ent = *it;
-    const std::string name = ent.path().filename().string();
-    if (name.size() > 5 && name.substr(name.size() - 5) == ".pipe") continue;
-    if (!rank_from_file_name(name)) continue;
-    std::error_code type_ec;
-    const bool regular = ent.is_regular_file(type_ec);
-    if (type_ec) return folder_error(ent.path().string(), "cannot read flight-recorder dump: " + type_ec.message());
-    if (regular) out.push_back(ent.path());
-  }
-  if (ec) return folder_error(dir.string(), "cannot list folder: " + ec.message());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 // The job a dump says it belongs to: its world size (the widest group it
 // knows) and its groups' names, descriptions and sizes.
 struct JobShape {
@@ -287,19 +266,23 @@ std::optional<Diagnostic> contradiction(const FrDump& d, const Record& rec, cons
   return std::nullopt;
 }
 
+// Each dump is read whole, parsed and let go before the next: the record keeps
+// only the parsed FrDump.
 std::optional<Diagnostic> read_dumps(const fs::path& dir, Record& rec) {
-  Result<std::vector<fs::path>> files = dump_files(dir);
+  Result<std::vector<std::string>> files = find_dump_files(dir.string());
   if (!files) return files.errors().front();
   const FrDump* first = nullptr;
   ProgressMeter meter("diagnose", "dumps", static_cast<int64_t>(files->size()));
-  for (const fs::path& p : *files) {
+  for (const std::string& p : *files) {
     meter.update(static_cast<int64_t>(rec.dumps.size()));
-    Result<std::string> text = read_file_capped(p.string(), kRecordJsonMax, "flight-recorder dump");
-    if (!text) return text.errors().front();
-    Result<FrDump> dump = parse_fr_dump(*text, p.string(), *rank_from_file_name(p.filename()));
+    Result<FrDump> dump = [&]() -> Result<FrDump> {
+      Result<std::string> bytes = read_file_capped(p, kRecordJsonMax, "flight-recorder dump");
+      if (!bytes) return bytes.errors();
+      return parse_fr_dump(*bytes, p, rank_from_file_name(fs::path(p).filename().string()).value_or(-1));
+    }();
     if (!dump) return dump.errors().front();
     if (auto err = contradiction(*dump, rec, first ? first : &*dump)) return err;
-    rec.files.push_back(p.string());
+    rec.files.push_back(p);
     auto placed = rec.dumps.emplace(dump->rank, std::move(*dump));
     if (!first) first = &placed.first->second;
   }
@@ -379,7 +362,10 @@ Result<Record> read_record(const std::string& dir) {
   if (std::optional<Diagnostic> err = read_dumps(fr_dir, rec)) return *err;
   if (rec.files.empty()) {
     return folder_error(dir, "nothing to diagnose: no summary.json, telemetry.csv, steps.csv, "
-                             "job.log or flight-recorder dumps");
+                             "job.log or flight-recorder dumps (looked for pickle or JSON dumps in the folder, "
+                             "fr/ and one level of subfolders: by content, or named like nccl_trace_rank_<r>, "
+                             "comm_lib_trace_rank_<r>, _dump_<r>, trace_<r>, rank_<r>, <prefix><r>.json or "
+                             "<prefix><r>.pkl)");
   }
   return rec;
 }

@@ -1,6 +1,7 @@
-// Reads a RunRecord folder or a folder of PyTorch flight-recorder JSON dumps into a
-// Record. JSON goes through nlohmann_json; CSV is split by hand. Values that PyTorch
-// writes as strings in one version and numbers in another are accepted either way.
+// Reads one flight-recorder dump, pickle (pickle_reader.h) or JSON (nlohmann_json),
+// into an FrDump. Both become JSON values read by one set of rules, each entry as soon
+// as it is parsed: values that PyTorch writes as strings in one version and numbers in
+// another are accepted either way. JSON errors are located at FILE:LINE:COL, pickle ones by path.
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -11,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/diagnose/pickle_reader.h"
 #include "sim/diagnose/record.h"
 #include "sim/io/units.h"
 
@@ -87,16 +89,18 @@ std::string path_text(const JsonPath& path) {
 }
 
 // One dump being read: the first value it cannot read becomes a Diagnostic
-// at the value's FILE:LINE:COL, naming its path and what was expected.
+// naming its path and what was expected, at the value's FILE:LINE:COL in a
+// JSON dump (`text`), at the file in a pickle (`text` null).
 struct DumpReader {
-  const std::string& text;
+  const std::string* text;
   const std::string& file;
   std::optional<Diagnostic> error;
 
   void fail(const JsonPath& path, const std::string& message) {
     if (error) return;
     Diagnostic d;
-    d.loc = loc_from_offset(text, offset_of(text, path) + 1, file);
+    if (text) d.loc = loc_from_offset(*text, offset_of(*text, path) + 1, file);
+    else d.loc.file = file;
     d.message = path_text(path) + ": " + message;
     error = std::move(d);
   }
@@ -330,11 +334,10 @@ Diagnostic file_error(const std::string& file, const std::string& message) {
   return d;
 }
 
-}  // namespace
-
-Result<json> parse_json_text(const std::string& text, const std::string& file) {
+// parse_json_text, with nlohmann's parser callback (which may drop values as they are parsed).
+Result<json> parse_json_with(const std::string& text, const std::string& file, const json::parser_callback_t& cb) {
   try {
-    return json::parse(text);
+    return json::parse(text, cb);
   } catch (const json::parse_error& e) {
     Diagnostic d;
     d.loc = loc_from_offset(text, e.byte, file);
@@ -354,6 +357,12 @@ Result<json> parse_json_text(const std::string& text, const std::string& file) {
   }
 }
 
+}  // namespace
+
+Result<json> parse_json_text(const std::string& text, const std::string& file) {
+  return parse_json_with(text, file, nullptr);
+}
+
 SourceLoc loc_from_offset(const std::string& text, size_t byte, const std::string& file) {
   SourceLoc loc;
   loc.file = file;
@@ -370,48 +379,78 @@ SourceLoc loc_from_offset(const std::string& text, size_t byte, const std::strin
   return loc;
 }
 
-std::optional<int> rank_from_file_name(const std::string& name) {
-  std::string stem = name;
-  if (stem.size() > 5 && stem.substr(stem.size() - 5) == ".json") stem.resize(stem.size() - 5);
-  std::string lower = stem;
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (lower.find("rank") == std::string::npos) return std::nullopt;
-  size_t i = stem.size();
-  while (i > 0 && std::isdigit(static_cast<unsigned char>(stem[i - 1]))) --i;
-  if (i == stem.size() || stem.size() - i > 9) return std::nullopt;
-  return std::stoi(stem.substr(i));
-}
+namespace {
 
-Result<FrDump> parse_fr_dump(const std::string& text, const std::string& file,
-                             int fallback_rank) {
-  Result<json> parsed = parse_json_text(text, file);
-  if (!parsed) return parsed.errors();
-  const json& root = *parsed;
+// A dump's value tree (from JSON `text`, or from a pickle when `text` is null) as an
+// FrDump; `entries` are those already read from it one at a time (a pickle's).
+Result<FrDump> read_fr_tree(const json& root, const std::string* text, const std::string& file, int fallback_rank,
+                            std::vector<FrEntry> entries) {
   if (!root.is_object()) {
-    Diagnostic d = file_error(file, "a flight-recorder dump must be a JSON object");
-    d.loc.line = 1;
-    d.loc.col = 1;
+    Diagnostic d = file_error(file, text ? "a flight-recorder dump must be a JSON object"
+                                         : "a flight-recorder dump must be a dict, this pickle holds a " +
+                                               std::string(root.is_array() ? "list or tuple" : "single value"));
+    if (text) d.loc.line = d.loc.col = 1;
     return d;
   }
   FrDump dump;
   dump.file = file;
   DumpReader rd{text, file, std::nullopt};
+  if (!root.contains("rank") && fallback_rank < 0)
+    return file_error(file, "no 'rank' key, and no rank number at the end of the file name: whose dump is it?");
   const int64_t rank = rd.field(root, "rank", fallback_rank, {});
   if (rank < 0 || rank > INT32_MAX) rd.fail({{"rank", 0}}, "a rank must be an integer in 0 .. 2^31-1, got " + std::to_string(rank));
   dump.rank = static_cast<int>(rank);
   dump.version = field_string(root, "version");
+  dump.comm_lib_version = root.contains("comm_lib_version") ? field_string(root, "comm_lib_version")
+                                                            : field_string(root, "nccl_version");
   read_groups(root, dump, rd);
-  auto entries = root.find("entries");
-  if (entries != root.end() && entries->is_array()) {
-    for (size_t i = 0; i < entries->size(); ++i) {
-      const json& e = (*entries)[i];
+  dump.entries = std::move(entries);
+  auto listed = root.find("entries");
+  if (listed != root.end() && listed->is_array()) {
+    for (size_t i = 0; i < listed->size(); ++i) {
+      const json& e = (*listed)[i];
       if (e.is_object()) dump.entries.push_back(parse_entry(e, rd, {{"entries", 0}, {"", i}}));
     }
   }
   read_status(root, dump, rd);
   if (rd.error) return *rd.error;
   return dump;
+}
+
+}  // namespace
+
+Result<FrDump> parse_fr_dump(const std::string& text, const std::string& file, int fallback_rank) {
+  if (looks_like_pickle(text)) {
+    // Entries one at a time: the dump's largest part never sits in memory as a tree.
+    std::vector<FrEntry> entries;
+    DumpReader rd{nullptr, file, std::nullopt};
+    Result<json> rest = read_pickle_streaming(text, file, "entries", [&](size_t i, json&& e) {
+      if (e.is_object()) entries.push_back(parse_entry(e, rd, {{"entries", 0}, {"", i}}));
+    });
+    if (!rest) return rest.errors();
+    if (rd.error) return *rd.error;
+    return read_fr_tree(*rest, nullptr, file, fallback_rank, std::move(entries));
+  }
+  // Each object of the top-level `entries` list is read as soon as it is parsed and
+  // then dropped, so the entries never sit in memory as one tree.
+  std::vector<FrEntry> entries;
+  DumpReader rd{&text, file, std::nullopt};
+  bool in_entries = false, entries_key = false;
+  auto on_value = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (depth == 1 && event == json::parse_event_t::key) entries_key = parsed == "entries";
+    if (depth == 1 && event == json::parse_event_t::array_start && entries_key) {
+      in_entries = true;
+      entries.clear();  // a repeated key: the last list wins, as in the tree
+    }
+    if (depth == 1 && event == json::parse_event_t::array_end) in_entries = false;
+    if (!in_entries || depth != 2 || event != json::parse_event_t::object_end) return true;
+    entries.push_back(parse_entry(parsed, rd, {{"entries", 0}, {"", entries.size()}}));
+    return false;
+  };
+  Result<json> parsed = parse_json_with(text, file, on_value);
+  if (!parsed) return parsed.errors();
+  if (rd.error) return *rd.error;
+  return read_fr_tree(*parsed, &text, file, fallback_rank, std::move(entries));
 }
 
 }  // namespace fleetsim::diagnose

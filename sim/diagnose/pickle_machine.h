@@ -1,0 +1,94 @@
+// The pickle reader's stack machine (internal to pickle_reader.cc, pickle_steps.cc
+// and pickle_tree.cc): an arena of value nodes, the stack and marks as indices into
+// it, and the memo. Every read checks the bytes left first; every error is the first
+// one, located at the offending opcode's byte offset.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fleetsim/status.h"
+#include "sim/diagnose/pickle_reader.h"
+
+namespace fleetsim::diagnose::pickle_detail {
+
+enum class Kind : uint8_t { kScalar, kList, kTuple, kDict, kSet, kFrozenSet };
+
+constexpr const char* kind_name(Kind k) {
+  switch (k) {
+    case Kind::kScalar: return "scalar";
+    case Kind::kList: return "list";
+    case Kind::kTuple: return "tuple";
+    case Kind::kDict: return "dict";
+    case Kind::kSet: return "set";
+    case Kind::kFrozenSet: return "frozenset";
+  }
+  return "value";
+}
+
+struct Node {
+  Kind kind = Kind::kScalar;
+  uint64_t at = 0;                // byte offset of the opcode that made it
+  nlohmann::json scalar;          // for kScalar
+  std::vector<uint32_t> items;    // containers; a dict's are key, value, key, value ...
+};
+
+// "BINUNICODE (0x58)", or "0xff" for a byte that is no opcode.
+std::string op_label(uint8_t code);
+
+class Machine {
+ public:
+  Machine(std::string_view bytes, const std::string& file, const PickleLimits& limits);
+  // Runs the opcodes to STOP: the node of the value the pickle holds.
+  Result<uint32_t> run();
+  // Node `id` as JSON, leaving out the entry `omit_key` if `id` is a dict (pickle_tree.cc).
+  // Every call spends from one expansion budget.
+  Result<nlohmann::json> to_json(uint32_t id, std::string_view omit_key = {});
+  // The items of the list or tuple at key `key` of dict `id`; nullopt if there is none.
+  std::optional<std::vector<uint32_t>> list_at(uint32_t id, std::string_view key) const;
+
+ private:
+  void step(uint8_t code);  // pickle_steps.cc
+  bool step_scalar(uint8_t code, bool& handled);
+  bool step_text(uint8_t code, bool& handled);
+  bool step_container(uint8_t code, bool& handled);
+  bool step_collect(uint8_t code, bool& handled);
+  bool step_memo(uint8_t code, bool& handled);
+
+  bool fail(uint64_t at, const std::string& message);
+  bool need(uint64_t n, const char* what);
+  uint64_t take_le(size_t n);
+  bool take_line(std::string& line, const char* what);
+  bool push_node(Node node);
+  bool push_scalar(nlohmann::json value);
+  bool push_string(uint64_t length, const char* what);
+  bool push_bytes(uint64_t length, const char* what);
+  bool push_long(uint64_t n, const char* what);
+  bool pop(uint32_t& out, const char* what);
+  bool pop_mark(size_t& begin, const char* what);
+  bool top_container(Kind kind, size_t below, uint32_t& out, const char* what);
+  bool fill(uint32_t target, size_t begin, const char* what);
+  bool memo_put(uint64_t id);
+  bool memo_get(uint64_t id);
+
+  std::string_view bytes_;
+  const std::string& file_;
+  PickleLimits limits_;
+  size_t pos_ = 0;
+  uint64_t op_at_ = 0;
+  std::optional<Diagnostic> error_;
+  std::vector<Node> nodes_;
+  std::vector<uint32_t> stack_;
+  std::vector<size_t> marks_;  // stack heights at each open MARK
+  std::unordered_map<uint32_t, uint32_t> memo_;
+  uint64_t spent_ = 0;            // expansion budget units spent by to_json
+  std::vector<uint8_t> on_path_;  // to_json: the nodes on the path being copied
+};
+
+}  // namespace fleetsim::diagnose::pickle_detail

@@ -1,0 +1,251 @@
+// The pickle stack machine (pickle_reader.h): one pass over the opcodes, no
+// recursion. Values live in an arena of nodes that the stack and the memo refer to
+// by index, so a container put in the memo before it is filled (as PyTorch's
+// pickler does) is seen filled when fetched. The tree is copied out after STOP, whole
+// or a list's items one at a time (pickle_tree.cc), where cycles, depth and the
+// expansion of shared values are checked.
+#include "sim/diagnose/pickle_reader.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "sim/diagnose/pickle_machine.h"
+#include "sim/diagnose/pickle_ops.h"
+
+namespace fleetsim::diagnose {
+
+namespace pickle_detail {
+
+using nlohmann::json;
+
+namespace {
+
+std::string hex_byte(uint8_t b) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  return std::string("0x") + kHex[b >> 4] + kHex[b & 15];
+}
+
+// Well-formed UTF-8 (no overlong forms, no surrogates, nothing past U+10FFFF).
+bool valid_utf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t n = 0;
+    uint32_t cp = 0;
+    if (c < 0x80) { ++i; continue; }
+    if (c >= 0xc2 && c <= 0xdf) { n = 1; cp = c & 0x1f; }
+    else if (c >= 0xe0 && c <= 0xef) { n = 2; cp = c & 0x0f; }
+    else if (c >= 0xf0 && c <= 0xf4) { n = 3; cp = c & 0x07; }
+    else return false;
+    if (s.size() - i <= n) return false;
+    for (size_t k = 1; k <= n; ++k) {
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (d & 0x3f);
+    }
+    if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+      return false;
+    i += n + 1;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string op_label(uint8_t code) {
+  const PickleOp* op = find_pickle_op(code);
+  return op ? std::string(op->name) + " (" + hex_byte(code) + ")" : hex_byte(code);
+}
+
+Machine::Machine(std::string_view bytes, const std::string& file, const PickleLimits& limits)
+    : bytes_(bytes), file_(file), limits_(limits) {}
+
+bool Machine::fail(uint64_t at, const std::string& message) {
+  if (!error_) {
+    Diagnostic d;
+    d.loc.file = file_;
+    d.message = "byte " + std::to_string(at) + ": " + message;
+    error_ = std::move(d);
+  }
+  return false;
+}
+
+bool Machine::need(uint64_t n, const char* what) {
+  if (bytes_.size() - pos_ >= n) return true;
+  return fail(op_at_, std::string("the file ends inside ") + what + " (it needs " + std::to_string(n) +
+                          " more bytes, the file has " + std::to_string(bytes_.size()) + "): a truncated pickle?");
+}
+
+uint64_t Machine::take_le(size_t n) {
+  uint64_t v = 0;
+  for (size_t k = 0; k < n; ++k) v |= static_cast<uint64_t>(static_cast<unsigned char>(bytes_[pos_ + k])) << (8 * k);
+  pos_ += n;
+  return v;
+}
+
+bool Machine::take_line(std::string& line, const char* what) {
+  const size_t end = bytes_.find('\n', pos_);
+  if (end == std::string_view::npos) return need(bytes_.size() - pos_ + 1, what);
+  line.assign(bytes_.substr(pos_, end - pos_));
+  pos_ = end + 1;
+  return true;
+}
+
+bool Machine::push_node(Node node) {
+  if (nodes_.size() >= limits_.max_values)
+    return fail(op_at_, "more than " + std::to_string(limits_.max_values) + " values: refused as too large");
+  node.at = op_at_;
+  nodes_.push_back(std::move(node));
+  stack_.push_back(static_cast<uint32_t>(nodes_.size() - 1));
+  return true;
+}
+
+bool Machine::push_scalar(json value) {
+  Node n;
+  n.scalar = std::move(value);
+  return push_node(std::move(n));
+}
+
+bool Machine::push_string(uint64_t length, const char* what) {
+  if (!need(length, what)) return false;
+  std::string_view s = bytes_.substr(pos_, length);
+  pos_ += length;
+  if (!valid_utf8(s)) return fail(op_at_, std::string(what) + " string is not valid UTF-8");
+  return push_scalar(json(std::string(s)));
+}
+
+bool Machine::push_bytes(uint64_t length, const char* what) {
+  if (!need(length, what)) return false;
+  const auto* p = reinterpret_cast<const uint8_t*>(bytes_.data() + pos_);
+  pos_ += length;
+  return push_scalar(json::binary(std::vector<uint8_t>(p, p + length)));
+}
+
+// A little-endian two's-complement integer of `n` bytes (LONG1, LONG4), which
+// must fit in int64 or, when not negative, uint64.
+bool Machine::push_long(uint64_t n, const char* what) {
+  if (!need(n, what)) return false;
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes_.data() + pos_);
+  size_t width = n;
+  const bool negative = n > 0 && (p[n - 1] & 0x80);
+  while (width > 0 && p[width - 1] == (negative ? 0xff : 0x00)) --width;  // redundant sign bytes
+  if (width > 8 || (negative && width == 8 && !(p[7] & 0x80)))
+    return fail(op_at_, std::string(what) + " integer of " + std::to_string(n) + " bytes is wider than 64 bits");
+  uint64_t u = take_le(static_cast<size_t>(std::min<uint64_t>(n, 8)));
+  pos_ += n > 8 ? n - 8 : 0;
+  if (negative) {
+    if (n < 8) u |= ~uint64_t{0} << (8 * n);
+    return push_scalar(json(static_cast<int64_t>(u)));
+  }
+  if (u <= static_cast<uint64_t>(INT64_MAX)) return push_scalar(json(static_cast<int64_t>(u)));
+  return push_scalar(json(u));
+}
+
+bool Machine::pop(uint32_t& out, const char* what) {
+  const size_t floor = marks_.empty() ? 0 : marks_.back();
+  if (stack_.size() <= floor) return fail(op_at_, std::string(what) + " needs a value on the stack, there is none");
+  out = stack_.back();
+  stack_.pop_back();
+  return true;
+}
+
+bool Machine::pop_mark(size_t& begin, const char* what) {
+  if (marks_.empty()) return fail(op_at_, std::string(what) + " needs a MARK before it, there is none");
+  begin = marks_.back();
+  marks_.pop_back();
+  return true;
+}
+
+bool Machine::top_container(Kind kind, size_t below, uint32_t& out, const char* what) {
+  const size_t floor = marks_.empty() ? 0 : marks_.back();
+  if (stack_.size() < below + 1 + floor)
+    return fail(op_at_, std::string(what) + " needs a " + kind_name(kind) + " on the stack, there is none");
+  out = stack_[stack_.size() - 1 - below];
+  if (nodes_[out].kind != kind)
+    return fail(op_at_, std::string(what) + " needs a " + kind_name(kind) + ", found a " + kind_name(nodes_[out].kind));
+  return true;
+}
+
+// Moves the stack above `begin` into container `target` (APPENDS, SETITEMS, ADDITEMS).
+bool Machine::fill(uint32_t target, size_t begin, const char* what) {
+  std::vector<uint32_t>& items = nodes_[target].items;
+  if (nodes_[target].kind == Kind::kDict && (stack_.size() - begin) % 2 != 0)
+    return fail(op_at_, std::string(what) + " needs key and value pairs, found an odd number of values");
+  items.insert(items.end(), stack_.begin() + static_cast<std::ptrdiff_t>(begin), stack_.end());
+  stack_.resize(begin);
+  return true;
+}
+
+bool Machine::memo_put(uint64_t id) {
+  if (stack_.empty()) return fail(op_at_, "a memo put needs a value on the stack, there is none");
+  if (id > UINT32_MAX) return fail(op_at_, "memo id " + std::to_string(id) + " is past 2^32-1");
+  const bool fresh = memo_.insert_or_assign(static_cast<uint32_t>(id), stack_.back()).second;
+  if (fresh && memo_.size() > limits_.max_memo)
+    return fail(op_at_, "more than " + std::to_string(limits_.max_memo) + " memo entries: refused as too large");
+  return true;
+}
+
+bool Machine::memo_get(uint64_t id) {
+  auto it = id <= UINT32_MAX ? memo_.find(static_cast<uint32_t>(id)) : memo_.end();
+  if (it == memo_.end()) return fail(op_at_, "memo id " + std::to_string(id) + " was never put");
+  stack_.push_back(it->second);
+  return true;
+}
+
+Result<uint32_t> Machine::run() {
+  while (!error_) {
+    if (pos_ >= bytes_.size())
+      return *(fail(pos_, "the file ends before STOP: a truncated pickle?"), error_);
+    op_at_ = pos_;
+    const auto code = static_cast<uint8_t>(bytes_[pos_++]);
+    if (code == '.') {
+      if (stack_.empty()) return *(fail(op_at_, "STOP with nothing on the stack"), error_);
+      return stack_.back();
+    }
+    const PickleOp* op = find_pickle_op(code);
+    if (!op) {
+      fail(op_at_, hex_byte(code) + " is not a pickle opcode: not a pickle, or a damaged one");
+    } else if (op->use == PickleOpUse::kRefusedCode) {
+      fail(op_at_, "opcode " + op_label(code) +
+                       " is refused: it names or builds a Python object, which would run code when loaded; "
+                       "a flight-recorder dump holds only dicts, lists, strings and numbers");
+    } else if (op->use == PickleOpUse::kRefusedOther) {
+      fail(op_at_, "opcode " + op_label(code) +
+                       " is not read: PyTorch and Python 3 write plain data without it (re-pickle at protocol 2 to 5)");
+    } else {
+      step(code);
+    }
+  }
+  return *error_;
+}
+
+}  // namespace pickle_detail
+
+bool looks_like_pickle(std::string_view head) {
+  return head.size() >= 2 && static_cast<uint8_t>(head[0]) == 0x80 && head[1] >= 2 && head[1] <= 5;
+}
+
+Result<nlohmann::json> read_pickle(std::string_view bytes, const std::string& file, const PickleLimits& limits) {
+  pickle_detail::Machine machine(bytes, file, limits);
+  Result<uint32_t> root = machine.run();
+  if (!root) return root.errors();
+  return machine.to_json(*root);
+}
+
+Result<nlohmann::json> read_pickle_streaming(std::string_view bytes, const std::string& file,
+                                             std::string_view list_key, const PickleItemSink& on_item,
+                                             const PickleLimits& limits) {
+  pickle_detail::Machine machine(bytes, file, limits);
+  Result<uint32_t> root = machine.run();
+  if (!root) return root.errors();
+  const std::optional<std::vector<uint32_t>> items = machine.list_at(*root, list_key);
+  if (!items) return machine.to_json(*root);
+  for (size_t i = 0; i < items->size(); ++i) {
+    Result<nlohmann::json> item = machine.to_json((*items)[i]);
+    if (!item) return item.errors();
+    on_item(i, std::move(*item));
+  }
+  return machine.to_json(*root, list_key);
+}
+
+}  // namespace fleetsim::diagnose
