@@ -137,6 +137,7 @@ std::optional<Fabric> fabric_preset(std::string_view name) {
   } else {
     return std::nullopt;
   }
+  f.exec = exec_terms_for(f.arch);
   return f;
 }
 
@@ -157,6 +158,7 @@ Fabric fabric_from_fleet(const Fleet& fleet) {
       f.nvls = false;
     }
   }
+  f.exec = exec_terms_for(f.arch);
   f.nodes = std::max(1, fleet.nodes);
   f.gpus_per_node = std::max(1, fleet.gpus_per_node);
   f.nvlink_bandwidth_GBps = fleet.nvlink_bandwidth_GBps;

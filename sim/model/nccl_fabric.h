@@ -11,6 +11,7 @@
 
 #include "fleetsim/cost_model.h"
 #include "fleetsim/scenario.h"
+#include "sim/model/nccl_exec.h"
 #include "sim/model/nccl_tables.h"
 
 namespace fleetsim::nccl {
@@ -51,6 +52,9 @@ struct Fabric {
   double bw_inter_GBps = 0;              // per channel, multi-node ring graph
   int nvls_channels = 0;
   double nvls_bw_GBps = 0;               // per channel, NVLS graph (intra)
+  // How NCCL executes the chosen algorithm at a size (channels used, NVLS
+  // chunking, per-step sync, launches): the execution model's named terms.
+  ExecTerms exec;
 
   int ranks() const { return nodes * gpus_per_node; }
 };

@@ -176,7 +176,11 @@ Result<Model> Model::create(const Fabric& fabric, const Options& options) {
   if (fabric.nodes < 1 || fabric.gpus_per_node < 1 || fabric.nics_per_node < 1) {
     return error("fabric needs nodes, gpus_per_node and nics_per_node >= 1");
   }
-  return Model(fabric, std::move(*c), algo_mask, proto_mask);
+  if (options.timing != "exec" && options.timing != "tuning") {
+    return error("unknown timing '" + options.timing + "' (expected exec or tuning)");
+  }
+  if (options.gpus_per_thread < 1) return error("gpus per thread must be >= 1");
+  return Model(fabric, std::move(*c), algo_mask, proto_mask, options.timing == "exec", options.gpus_per_thread);
 }
 
 GroupShape Model::full_shape() const {
@@ -205,7 +209,9 @@ Estimate Model::estimate_on(const Graphs& g, Coll coll, int64_t bytes, const Gro
   Table t = tuning_table(fabric_, g, constants_, coll, s);
   if (forced == nullptr) {
     apply_masks(&t, algo_mask_, proto_mask_);
-    return select(t, fabric_, g, constants_, coll, bytes, s);
+    Estimate e = select(t, fabric_, g, constants_, coll, bytes, s);
+    time_choice(t, g, coll, bytes, s, &e);
+    return e;
   }
   Estimate e = *forced;
   const double time = algo_time_us(t, fabric_, g, constants_, coll, e.algo, e.proto, bytes, s);
@@ -213,7 +219,18 @@ Estimate Model::estimate_on(const Graphs& g, Coll coll, int64_t bytes, const Gro
   e.time_us = time;
   e.lat_us = t.lat_us[static_cast<int>(e.algo)][static_cast<int>(e.proto)];
   e.bw_GBps = time > e.lat_us ? static_cast<double>(bytes) / (1000.0 * (time - e.lat_us)) : 0.0;
+  time_choice(t, g, coll, bytes, s, &e);
   return e;
+}
+
+void Model::time_choice(const Table& t, const Graphs& g, Coll coll, int64_t bytes, const GroupShape& s,
+                        Estimate* e) const {
+  if (!e->ok) return;
+  e->tuning_us = e->time_us;
+  if (!exec_timing_) return;
+  const double time = exec_time_us(t, fabric_, g, constants_, fabric_.exec, coll, e->algo, e->proto, bytes, s,
+                                   gpus_per_thread_);
+  if (time >= 0) e->time_us = time;
 }
 
 Estimate Model::estimate(Coll coll, int64_t bytes, const GroupShape& shape) const {

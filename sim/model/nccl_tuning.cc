@@ -191,13 +191,13 @@ void apply_masks(Table* t, uint32_t algo_mask, uint32_t proto_mask) {
   }
 }
 
-double algo_time_us(const Table& t, const Fabric& f, const Graphs& g, const Constants& c, Coll coll,
-                    Algo algo, Proto proto, int64_t bytes, const GroupShape& s) {
+TimeParts algo_time_parts(const Table& t, const Fabric& f, const Graphs& g, const Constants& c, Coll coll,
+                          Algo algo, Proto proto, int64_t bytes, const GroupShape& s) {
   const int a = static_cast<int>(algo), p = static_cast<int>(proto);
-  if (a >= kNumAlgos) return -1.0;
+  TimeParts parts;
+  if (a >= kNumAlgos || !(t.bw_GBps[a][p] > 0)) return parts;
   double bw = t.bw_GBps[a][p];
   double lat = t.lat_us[a][p];
-  if (!(bw > 0)) return -1.0;
   const int k = log2i(bytes >> 6);
   const bool tree_like = a == kTree || (a == kNvlsTree && f.arch == GpuArch::kBlackwell);
   if (coll == Coll::kAllReduce && tree_like && k >= 0 && k < 23) bw *= c.tree_correction[p][k];
@@ -205,7 +205,17 @@ double algo_time_us(const Table& t, const Fabric& f, const Graphs& g, const Cons
   if (a == kRing && p == kSimple && s.nodes > 1 && coll == Coll::kAllReduce && per_channel_rank >= 64) {
     lat *= f.arch >= GpuArch::kAmpere ? 1.4 : 1.9;  // plateau effect of ring
   }
-  return lat + static_cast<double>(bytes) / (1000.0 * bw);
+  parts.ok = true;
+  parts.lat_us = lat;
+  parts.bw_GBps = bw;
+  return parts;
+}
+
+double algo_time_us(const Table& t, const Fabric& f, const Graphs& g, const Constants& c, Coll coll,
+                    Algo algo, Proto proto, int64_t bytes, const GroupShape& s) {
+  const TimeParts parts = algo_time_parts(t, f, g, c, coll, algo, proto, bytes, s);
+  if (!parts.ok) return -1.0;
+  return parts.lat_us + static_cast<double>(bytes) / (1000.0 * parts.bw_GBps);
 }
 
 Estimate select(const Table& t, const Fabric& f, const Graphs& g, const Constants& c, Coll coll,
