@@ -37,14 +37,22 @@ const Graph& graph_for(const Graphs& g, int a) {
 // The preset's NVLS bandwidth is the measured plateau at the default chunk, so
 // the raw per-channel rate is what leaves that plateau after the sync.
 double nvls_time_us(const TimeParts& parts, const Fabric& f, const Graphs& g, const Constants& c,
-                    const ExecTerms& x, int a, int64_t bytes, const GroupShape& s) {
+                    const ExecTerms& x, Coll coll, int a, int64_t bytes, const GroupShape& s) {
   const int nc = std::max(1, g.nvls.channels);
   const int heads = std::max(1, s.ranks_per_node);
   int64_t chunk = nvls_chunk_bytes(x, bytes, nc, heads);
   if (a == kNvlsTree && s.nodes >= 4) chunk = std::min<int64_t>(chunk, 64 * kKiB);  // nvlsTreeMaxChunkSize
   const double step_bytes = static_cast<double>(heads) * static_cast<double>(chunk);
   const double max_step_bytes = heads * x.nvls_chunk_bytes;
-  const double tuned_inv = nc / (1000.0 * parts.bw_GBps);  // us per byte on one channel
+  double bw = parts.bw_GBps;
+  if (a == kNvlsTree) {
+    // NVLSTree still reduces and broadcasts inside each node through NVLS: it
+    // cannot beat the one-node NVLS algorithm bandwidth.
+    const GroupShape node{heads, 1, heads};
+    const Table one = tuning_table(f, nccl_graphs(f, node), c, coll, node);
+    if (one.bw_GBps[kNvls][kSimple] > 0) bw = std::min(bw, one.bw_GBps[kNvls][kSimple]);
+  }
+  const double tuned_inv = nc / (1000.0 * bw);  // us per byte on one channel
   const double raw_inv = std::max(0.1 * tuned_inv, tuned_inv - x.nvls_step_sync_us / max_step_bytes);
   const double step_us = step_bytes * raw_inv + x.nvls_step_sync_us;
   const double loops = std::max(1.0, static_cast<double>(bytes) / (nc * step_bytes));
@@ -86,7 +94,7 @@ double exec_time_us(const Table& t, const Fabric& f, const Graphs& g, const Cons
   if (!parts.ok) return -1.0;
   const int a = static_cast<int>(algo), p = static_cast<int>(proto);
   const double launch = x.launch_us_per_gpu * std::max(0, gpus_per_thread - 1);
-  if (a == kNvls || a == kNvlsTree) return launch + nvls_time_us(parts, f, g, c, x, a, bytes, s);
+  if (a == kNvls || a == kNvlsTree) return launch + nvls_time_us(parts, f, g, c, x, coll, a, bytes, s);
   const int nch = std::max(1, graph_for(g, a).channels);
   const int used = channels_used(x, nch, a, p, bytes, s.ranks);
   const double bw = parts.bw_GBps * used / nch;

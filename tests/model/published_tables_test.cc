@@ -63,11 +63,15 @@ struct Case {
 };
 
 // Tables by system. Constants of the execution model were fitted on
-// h100_1x8_all_reduce_nccl2.24.3 only; every other table is held out.
+// h100_1x8_all_reduce_nccl2.24.3 only; every other table is held out. The OCI
+// nodes' 16 x 200 Gb/s RoCE is modelled as the preset's 8 x 400 Gb/s (the same
+// NIC bandwidth per GPU; the fabric has at most one NIC per GPU).
 const Case kCases[] = {
     {"h100_1x8_all_reduce_nccl2.24.3.txt", "dgx-h100", 1, Coll::kAllReduce, nullptr},
     {"h100_1x8_all_reduce_nccl-tests-290.txt", "dgx-h100", 1, Coll::kAllReduce, nullptr},
     {"h100_4x8_all_reduce_nccl2.24.3.txt", "dgx-h100", 4, Coll::kAllReduce, nullptr},
+    {"h100_2x8_all_reduce_oci_nccl2.21.5.txt", "dgx-h100", 2, Coll::kAllReduce, nullptr},
+    {"h200_2x8_all_reduce_oci_nccl2.27.5.txt", "dgx-h200", 2, Coll::kAllReduce, nullptr},
     {"a100_1x8_all_reduce_oci.txt", "dgx-a100", 1, Coll::kAllReduce,
      "NCCL version not printed and older than 2.19 (CUDA 11.3 container); LL/LL128 from 512 KiB to 16 MiB run at "
      "about half the modelled rate"},
