@@ -87,7 +87,8 @@ Fabric fabric_from_fleet(const Fleet& fleet);
 // `--set KEY=VALUE` on a fabric. Keys: nodes, gpus_per_node, arch, cpu,
 // nvlink_bandwidth, nics, nic_bandwidth, gpus_per_nic, oversubscription,
 // nodes_per_leaf, gpudirect, host_bandwidth, nvls, collnet, net_latency,
-// net_overhead, channels, bw_intra, bw_inter, nvls_channels, nvls_bw.
+// net_overhead, channels, bw_intra, bw_inter, nvls_channels, nvls_bw, and the
+// execution terms nvls_step_sync, nvls_base, launch_per_gpu (us).
 // Returns an error message naming what was expected, or "" on success.
 std::string set_fabric_field(Fabric* f, std::string_view key, std::string_view value);
 
