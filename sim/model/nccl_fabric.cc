@@ -168,6 +168,8 @@ Fabric fabric_from_fleet(const Fleet& fleet) {
   f.oversubscription = std::max(1.0, fleet.oversubscription);
   f.gpudirect = fleet.gpudirect;
   if (!fleet.cpu.empty()) f.cpu = fleet.cpu == "amd" ? CpuVendor::kAmd : CpuVendor::kIntel;
+  f.nvlink_hop_extra_us = fleet.nvlink_latency.to_seconds() * 1e6 - kFleetNvlinkLatencyUs;
+  f.net_hop_extra_us = fleet.net_latency.to_seconds() * 1e6 - kFleetNetLatencyUs;
   return f;
 }
 

@@ -136,7 +136,9 @@ Estimate p2p_estimate(const Fabric& f, const Graphs& g, const Constants& c, Coll
   const int64_t per_peer = coll == Coll::kAllToAll ? bytes / std::max(1, s.ranks) : bytes;
   const Proto proto = per_peer <= kP2pLLThreshold ? Proto::kLL : Proto::kSimple;
   const int p = static_cast<int>(proto);
-  const double alpha = c.base_lat_us[1][p] + c.hw_lat_us[hw][1][p] + (net ? f.net_latency_us : 0.0);
+  const double hop_extra = net ? f.net_hop_extra_us : f.nvlink_hop_extra_us;
+  const double alpha = c.base_lat_us[1][p] + std::max(0.0, c.hw_lat_us[hw][1][p] + hop_extra) +
+                       (net ? f.net_latency_us : 0.0);
   const double ll = proto == Proto::kLL ? 0.5 : 1.0;  // LL carries 4 B of data per 8 B
   const Graph& intra_graph = net ? g.tree : g.ring;   // multi-node tree graph keeps the NVLink figure
   const double b_nvl = ll * intra_graph.channels * intra_graph.bw_intra_GBps;

@@ -139,13 +139,15 @@ double latency_us(const Fabric& f, const Constants& c, Coll coll, int a, int p, 
   const int intra_hw = f.nvlink_bandwidth_GBps > 0 ? 0 : 1;
   const int ppn = s.ranks_per_node, nodes = s.nodes, n = s.ranks;
   const double base = c.base_lat_us[a][p];
-  const double intra = c.hw_lat_us[intra_hw][a][p];
-  double inter = c.hw_lat_us[2][ppn == 1 ? kTree : a][p] + f.net_latency_us;
+  // The fabric's hop latencies beyond NCCL's tables (fleet.nvlink_latency / net_latency).
+  const double intra = std::max(0.0, c.hw_lat_us[intra_hw][a][p] + f.nvlink_hop_extra_us);
+  double inter = std::max(0.0, c.hw_lat_us[2][ppn == 1 ? kTree : a][p] + f.net_hop_extra_us) + f.net_latency_us;
   if (p == kSimple) inter += f.net_latency_us;  // flush
   switch (a) {
     case kRing: {
       if (coll == Coll::kBroadcast || coll == Coll::kReduce) {
-        return base + c.hw_lat_us[nodes > 1 ? 2 : intra_hw][kRing][p];  // sameChannels graph
+        // sameChannels graph: one hop.
+        return base + (nodes > 1 ? std::max(0.0, c.hw_lat_us[2][kRing][p] + f.net_hop_extra_us) : intra);
       }
       double ovh = 0;
       if (nodes > 1) {
