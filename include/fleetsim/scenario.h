@@ -113,6 +113,7 @@ struct Fleet {
   double oversubscription = 1.0;          // leaf:spine of the rail-optimized network
   bool gpudirect = true;                  // GPUDirect RDMA (off: NIC traffic staged through host memory)
   std::string cpu;                        // intel | amd (NCCL's per-vendor net overhead); "" = the preset's
+  std::vector<std::string> keys_set;      // the fleet keys the scenario wrote, in file order (for `check`)
 };
 
 struct Parallel {

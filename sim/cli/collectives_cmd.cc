@@ -26,6 +26,8 @@ struct CollectivesArgs {
   std::string version = "2.30";
   std::string dtype = "float";
   std::string format = "table";
+  std::string timing = "exec";
+  int gpus_per_thread = 1;
   std::vector<std::string> sets;
 };
 
@@ -70,8 +72,13 @@ const char* time_format(double us) { return us >= 10000.0 ? "%7.0f" : us >= 100.
 
 void print_table(const CollectivesArgs& a, const nccl::Model& m, nccl::Coll coll, const std::vector<Row>& rows) {
   const nccl::Fabric& f = m.fabric();
-  std::printf("# fleetsim collectives: NCCL %s tuning model (analytical prediction, not a measurement)\n",
-              m.constants().version.c_str());
+  if (a.timing == "tuning") {
+    std::printf("# fleetsim collectives: NCCL %s tuning model (analytical prediction, not a measurement)\n",
+                m.constants().version.c_str());
+  } else {
+    std::printf("# fleetsim collectives: NCCL %s choice (tuning model), timed by the execution model "
+                "(analytical prediction, not a measurement)\n", m.constants().version.c_str());
+  }
   std::printf("# system %s: %d node(s) x %d GPUs (%s), NVLink %.0f GB/s, %d x %.0f Gb/s NICs, GPUDirect %s, "
               "NVLS %s, CollNet %s\n", f.system.c_str(), f.nodes, f.gpus_per_node, nccl::arch_name(f.arch),
               f.nvlink_bandwidth_GBps, f.nics_per_node, f.nic_bandwidth_Gbps, f.gpudirect ? "on" : "off",
@@ -138,6 +145,8 @@ int run_collectives(const CollectivesArgs& a) {
   o.version = a.version;
   o.algo = a.algo;
   o.proto = a.proto;
+  o.timing = a.timing;
+  o.gpus_per_thread = a.gpus_per_thread;
   auto model = nccl::Model::create(fabric, o);
   if (!model.ok()) return fail(model.errors().front().message);
   const GroupShape shape = model->full_shape();
@@ -169,7 +178,7 @@ int run_collectives(const CollectivesArgs& a) {
 void register_collectives_command(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<CollectivesArgs>();
   CLI::App* sub = app.add_subcommand(
-      "collectives", "Print what nccl-tests would measure, per NCCL's own cost model (tuning.cc)");
+      "collectives", "Print what nccl-tests would measure: NCCL's choice (tuning.cc), timed by the execution model");
   sub->add_option("--system", args->system, "Preset: dgx-a100, dgx-h100, dgx-h200, hgx-b200");
   sub->add_option("--nodes", args->nodes, "Nodes in the communicator");
   sub->add_option("--gpus-per-node", args->gpus_per_node, "GPUs per node (default: the preset's)");
@@ -182,6 +191,9 @@ void register_collectives_command(CLI::App& app, int* exit_code) {
   sub->add_option("--nccl-version", args->version, "NCCL release whose constants to use (2.19 ... 2.30)");
   sub->add_option("--dtype", args->dtype, "Element type (float, half, bfloat16, double, int8, ...)");
   sub->add_option("--format", args->format, "table (nccl-tests style) or csv");
+  sub->add_option("--timing", args->timing, "exec (execution model, default) or tuning (NCCL's own lat + S/bw)");
+  sub->add_option("--gpus-per-thread,-g", args->gpus_per_thread,
+                  "GPUs one host thread drives (nccl-tests' -g; default 1 = one process per GPU)");
   sub->add_option("--set", args->sets, "Edit a fabric figure, KEY=VALUE (e.g. nic_bandwidth=200Gb/s)")
       ->allow_extra_args(false);
   sub->callback([args, exit_code]() { *exit_code = run_collectives(*args); });

@@ -11,6 +11,7 @@
 #include "sim/cli/commands.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/io/units.h"
+#include "sim/model/fabric_keys.h"
 #include "sim/run/run.h"
 
 namespace fleetsim::cli {
@@ -167,6 +168,9 @@ void register_check_command(CLI::App& app, int* exit_code) {
     std::printf("%s: ok: '%s', %d ranks (tp %d x dp %d x pp %d), %" PRId64 " steps, %zu ops, %zu faults\n",
                 path->c_str(), plan->scenario.name.c_str(), plan->ranks, plan->tp, plan->dp, plan->pp,
                 plan->scenario.job.steps, plan->ops.size(), plan->scenario.faults.size());
+    for (const std::string& w : ignored_fleet_key_warnings(plan->scenario)) {
+      std::printf("%s: warning: %s\n", path->c_str(), w.c_str());
+    }
     if (Result<OutputEstimate> e = estimate_run_outputs(*plan, *run->cost, std::nullopt, "auto"); e.ok())
       std::printf("outputs: %s with the default outputs (run refuses above %s: --max-output)\n",
                   e->describe().c_str(), format_cap(kMaxOutputDefault).c_str());

@@ -73,6 +73,9 @@ Scenario ScenarioReader::read(const YamlNode& root) {
 void ScenarioReader::read_fleet(const YamlNode& n, Fleet* fleet) {
   const size_t errors_before = error_count();
   if (!check_map(n, "fleet", kFleetKeys)) return;
+  for (std::string_view key : kFleetKeys) {
+    if (n.find(key)) fleet->keys_set.emplace_back(key);
+  }
   fleet->system = "dgx-h100";
   if (const YamlNode* sys = n.find("system")) {
     if (auto v = as_string(*sys, "fleet.system")) fleet->system = *v;

@@ -137,6 +137,7 @@ std::optional<Fabric> fabric_preset(std::string_view name) {
   } else {
     return std::nullopt;
   }
+  f.exec = exec_terms_for(f.arch);
   return f;
 }
 
@@ -157,6 +158,7 @@ Fabric fabric_from_fleet(const Fleet& fleet) {
       f.nvls = false;
     }
   }
+  f.exec = exec_terms_for(f.arch);
   f.nodes = std::max(1, fleet.nodes);
   f.gpus_per_node = std::max(1, fleet.gpus_per_node);
   f.nvlink_bandwidth_GBps = fleet.nvlink_bandwidth_GBps;
@@ -166,6 +168,8 @@ Fabric fabric_from_fleet(const Fleet& fleet) {
   f.oversubscription = std::max(1.0, fleet.oversubscription);
   f.gpudirect = fleet.gpudirect;
   if (!fleet.cpu.empty()) f.cpu = fleet.cpu == "amd" ? CpuVendor::kAmd : CpuVendor::kIntel;
+  f.nvlink_hop_extra_us = fleet.nvlink_latency.to_seconds() * 1e6 - kFleetNvlinkLatencyUs;
+  f.net_hop_extra_us = fleet.net_latency.to_seconds() * 1e6 - kFleetNetLatencyUs;
   return f;
 }
 

@@ -11,6 +11,7 @@
 
 #include "fleetsim/cost_model.h"
 #include "fleetsim/scenario.h"
+#include "sim/model/nccl_exec.h"
 #include "sim/model/nccl_tables.h"
 
 namespace fleetsim::nccl {
@@ -45,12 +46,21 @@ struct Fabric {
   bool collnet = false;                  // IB SHARP (CollNet) in the network
   double net_latency_us = 0.0;           // latencyInter the net plugin reports (IB: 0)
   double net_overhead_us = -1.0;         // NCCL_NET_OVERHEAD; < 0 = by CPU vendor (1 Intel, 2 AMD)
+  // Per-hop latency beyond what NCCL's hwLat tables assume (which match the
+  // Fleet defaults: 0.6 us per NVLink hop, 5 us per network hop): added to every
+  // NVLink (or PCIe) hop and every network hop; negative values shorten them
+  // (a hop never goes below 0). Set from fleet.nvlink_latency / net_latency.
+  double nvlink_hop_extra_us = 0.0;
+  double net_hop_extra_us = 0.0;
   // NCCL graph figures; 0 = derive (see nccl_graphs()).
   int channels = 0;                      // ring/tree execution channels
   double bw_intra_GBps = 0;              // per channel, single-node ring graph
   double bw_inter_GBps = 0;              // per channel, multi-node ring graph
   int nvls_channels = 0;
   double nvls_bw_GBps = 0;               // per channel, NVLS graph (intra)
+  // How NCCL executes the chosen algorithm at a size (channels used, NVLS
+  // chunking, per-step sync, launches): the execution model's named terms.
+  ExecTerms exec;
 
   int ranks() const { return nodes * gpus_per_node; }
 };
@@ -75,15 +85,21 @@ double effective_nic_GBps(const Fabric& f, bool gpudirect);
 std::optional<Fabric> fabric_preset(std::string_view name);
 inline constexpr const char* kPresetNames = "dgx-a100, dgx-h100, dgx-h200, hgx-b200";
 
+// The Fleet's default hop latencies, which NCCL's hwLat tables already assume.
+inline constexpr double kFleetNvlinkLatencyUs = 0.6;
+inline constexpr double kFleetNetLatencyUs = 5.0;
+
 // Maps the simulator's Fleet onto a fabric: the preset named by fleet.system
 // (arch guessed from the name when it is not a preset), then the Fleet's
-// nodes, GPUs, NVLink and NIC figures on top.
+// nodes, GPUs, NVLink and NIC figures on top, and its hop latencies as the
+// difference from the defaults (nvlink_hop_extra_us, net_hop_extra_us).
 Fabric fabric_from_fleet(const Fleet& fleet);
 
 // `--set KEY=VALUE` on a fabric. Keys: nodes, gpus_per_node, arch, cpu,
 // nvlink_bandwidth, nics, nic_bandwidth, gpus_per_nic, oversubscription,
 // nodes_per_leaf, gpudirect, host_bandwidth, nvls, collnet, net_latency,
-// net_overhead, channels, bw_intra, bw_inter, nvls_channels, nvls_bw.
+// net_overhead, nvlink_hop_extra, net_hop_extra, channels, bw_intra, bw_inter, nvls_channels, nvls_bw, and the
+// execution terms nvls_step_sync, nvls_base, launch_per_gpu (us).
 // Returns an error message naming what was expected, or "" on success.
 std::string set_fabric_field(Fabric* f, std::string_view key, std::string_view value);
 

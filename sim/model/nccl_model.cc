@@ -136,7 +136,9 @@ Estimate p2p_estimate(const Fabric& f, const Graphs& g, const Constants& c, Coll
   const int64_t per_peer = coll == Coll::kAllToAll ? bytes / std::max(1, s.ranks) : bytes;
   const Proto proto = per_peer <= kP2pLLThreshold ? Proto::kLL : Proto::kSimple;
   const int p = static_cast<int>(proto);
-  const double alpha = c.base_lat_us[1][p] + c.hw_lat_us[hw][1][p] + (net ? f.net_latency_us : 0.0);
+  const double hop_extra = net ? f.net_hop_extra_us : f.nvlink_hop_extra_us;
+  const double alpha = c.base_lat_us[1][p] + std::max(0.0, c.hw_lat_us[hw][1][p] + hop_extra) +
+                       (net ? f.net_latency_us : 0.0);
   const double ll = proto == Proto::kLL ? 0.5 : 1.0;  // LL carries 4 B of data per 8 B
   const Graph& intra_graph = net ? g.tree : g.ring;   // multi-node tree graph keeps the NVLink figure
   const double b_nvl = ll * intra_graph.channels * intra_graph.bw_intra_GBps;
@@ -176,7 +178,11 @@ Result<Model> Model::create(const Fabric& fabric, const Options& options) {
   if (fabric.nodes < 1 || fabric.gpus_per_node < 1 || fabric.nics_per_node < 1) {
     return error("fabric needs nodes, gpus_per_node and nics_per_node >= 1");
   }
-  return Model(fabric, std::move(*c), algo_mask, proto_mask);
+  if (options.timing != "exec" && options.timing != "tuning") {
+    return error("unknown timing '" + options.timing + "' (expected exec or tuning)");
+  }
+  if (options.gpus_per_thread < 1) return error("gpus per thread must be >= 1");
+  return Model(fabric, std::move(*c), algo_mask, proto_mask, options.timing == "exec", options.gpus_per_thread);
 }
 
 GroupShape Model::full_shape() const {
@@ -205,7 +211,9 @@ Estimate Model::estimate_on(const Graphs& g, Coll coll, int64_t bytes, const Gro
   Table t = tuning_table(fabric_, g, constants_, coll, s);
   if (forced == nullptr) {
     apply_masks(&t, algo_mask_, proto_mask_);
-    return select(t, fabric_, g, constants_, coll, bytes, s);
+    Estimate e = select(t, fabric_, g, constants_, coll, bytes, s);
+    time_choice(t, g, coll, bytes, s, &e);
+    return e;
   }
   Estimate e = *forced;
   const double time = algo_time_us(t, fabric_, g, constants_, coll, e.algo, e.proto, bytes, s);
@@ -213,7 +221,18 @@ Estimate Model::estimate_on(const Graphs& g, Coll coll, int64_t bytes, const Gro
   e.time_us = time;
   e.lat_us = t.lat_us[static_cast<int>(e.algo)][static_cast<int>(e.proto)];
   e.bw_GBps = time > e.lat_us ? static_cast<double>(bytes) / (1000.0 * (time - e.lat_us)) : 0.0;
+  time_choice(t, g, coll, bytes, s, &e);
   return e;
+}
+
+void Model::time_choice(const Table& t, const Graphs& g, Coll coll, int64_t bytes, const GroupShape& s,
+                        Estimate* e) const {
+  if (!e->ok) return;
+  e->tuning_us = e->time_us;
+  if (!exec_timing_) return;
+  const double time = exec_time_us(t, fabric_, g, constants_, fabric_.exec, coll, e->algo, e->proto, bytes, s,
+                                   gpus_per_thread_);
+  if (time >= 0) e->time_us = time;
 }
 
 Estimate Model::estimate(Coll coll, int64_t bytes, const GroupShape& shape) const {

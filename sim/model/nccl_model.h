@@ -32,6 +32,12 @@ struct Options {
   std::string version = "2.30";  // NCCL release whose constants to use
   std::string algo;              // NCCL_ALGO: "ring,tree", "^nvls", "" = all. Only disables entries.
   std::string proto;             // NCCL_PROTO: "ll,ll128", "^ll128", "" = all
+  // How a choice is timed: "exec" (the execution model, nccl_exec.h) or
+  // "tuning" (NCCL's own lat + S/bw, as NCCL_DEBUG=TUNING prints it).
+  std::string timing = "exec";
+  // GPUs one host thread launches (nccl-tests -g N): their kernels start one
+  // after another. 1 = one process per GPU, as training jobs run.
+  int gpus_per_thread = 1;
 };
 
 // NCCL_ALGO / NCCL_PROTO lists -> bit masks over Algo / Proto indices.
@@ -54,6 +60,7 @@ struct Estimate {
   double time_us = 0;
   double lat_us = 0;
   double bw_GBps = 0;  // algorithm bandwidth after size-dependent corrections
+  double tuning_us = 0;  // NCCL's own estimate of the choice (lat + S/bw)
 };
 
 // Builds the table for `coll` from the fabric's graphs (pure; no allocation).
@@ -61,6 +68,15 @@ Table tuning_table(const Fabric& f, const Graphs& g, const Constants& c, Coll co
                    const GroupShape& s);
 // Zeroes the entries whose algorithm or protocol bit is not in the masks.
 void apply_masks(Table* t, uint32_t algo_mask, uint32_t proto_mask);
+// The two terms of ncclTopoGetAlgoTime for one entry and `bytes`: the latency
+// (with the ring plateau factor) and the bandwidth (with the tree correction).
+struct TimeParts {
+  bool ok = false;  // false: the entry is disabled
+  double lat_us = 0;
+  double bw_GBps = 0;
+};
+TimeParts algo_time_parts(const Table& t, const Fabric& f, const Graphs& g, const Constants& c, Coll coll,
+                          Algo a, Proto p, int64_t bytes, const GroupShape& s);
 // ncclTopoGetAlgoTime for one entry and `bytes` (latCount 1). < 0 if disabled.
 double algo_time_us(const Table& t, const Fabric& f, const Graphs& g, const Constants& c, Coll coll,
                     Algo a, Proto p, int64_t bytes, const GroupShape& s);
@@ -90,8 +106,12 @@ class Model {
   GroupShape full_shape() const;
 
  private:
-  Model(Fabric f, Constants c, uint32_t algo_mask, uint32_t proto_mask)
-      : fabric_(std::move(f)), constants_(std::move(c)), algo_mask_(algo_mask), proto_mask_(proto_mask) {}
+  Model(Fabric f, Constants c, uint32_t algo_mask, uint32_t proto_mask, bool exec_timing, int gpus_per_thread)
+      : fabric_(std::move(f)), constants_(std::move(c)), algo_mask_(algo_mask), proto_mask_(proto_mask),
+        exec_timing_(exec_timing), gpus_per_thread_(gpus_per_thread) {}
+  // Replaces the tuning time of a chosen entry by its execution time.
+  void time_choice(const Table& t, const Graphs& g, Coll coll, int64_t bytes, const GroupShape& s,
+                   Estimate* e) const;
   Estimate estimate_on(const Graphs& g, Coll coll, int64_t bytes, const GroupShape& s,
                        const Estimate* forced) const;
 
@@ -99,6 +119,8 @@ class Model {
   Constants constants_;
   uint32_t algo_mask_;
   uint32_t proto_mask_;
+  bool exec_timing_;
+  int gpus_per_thread_;
 };
 
 // Alltoall and send/recv as α-β point-to-point transfers: α = Ring base + one hop

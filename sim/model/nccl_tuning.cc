@@ -139,13 +139,15 @@ double latency_us(const Fabric& f, const Constants& c, Coll coll, int a, int p, 
   const int intra_hw = f.nvlink_bandwidth_GBps > 0 ? 0 : 1;
   const int ppn = s.ranks_per_node, nodes = s.nodes, n = s.ranks;
   const double base = c.base_lat_us[a][p];
-  const double intra = c.hw_lat_us[intra_hw][a][p];
-  double inter = c.hw_lat_us[2][ppn == 1 ? kTree : a][p] + f.net_latency_us;
+  // The fabric's hop latencies beyond NCCL's tables (fleet.nvlink_latency / net_latency).
+  const double intra = std::max(0.0, c.hw_lat_us[intra_hw][a][p] + f.nvlink_hop_extra_us);
+  double inter = std::max(0.0, c.hw_lat_us[2][ppn == 1 ? kTree : a][p] + f.net_hop_extra_us) + f.net_latency_us;
   if (p == kSimple) inter += f.net_latency_us;  // flush
   switch (a) {
     case kRing: {
       if (coll == Coll::kBroadcast || coll == Coll::kReduce) {
-        return base + c.hw_lat_us[nodes > 1 ? 2 : intra_hw][kRing][p];  // sameChannels graph
+        // sameChannels graph: one hop.
+        return base + (nodes > 1 ? std::max(0.0, c.hw_lat_us[2][kRing][p] + f.net_hop_extra_us) : intra);
       }
       double ovh = 0;
       if (nodes > 1) {
@@ -191,13 +193,13 @@ void apply_masks(Table* t, uint32_t algo_mask, uint32_t proto_mask) {
   }
 }
 
-double algo_time_us(const Table& t, const Fabric& f, const Graphs& g, const Constants& c, Coll coll,
-                    Algo algo, Proto proto, int64_t bytes, const GroupShape& s) {
+TimeParts algo_time_parts(const Table& t, const Fabric& f, const Graphs& g, const Constants& c, Coll coll,
+                          Algo algo, Proto proto, int64_t bytes, const GroupShape& s) {
   const int a = static_cast<int>(algo), p = static_cast<int>(proto);
-  if (a >= kNumAlgos) return -1.0;
+  TimeParts parts;
+  if (a >= kNumAlgos || !(t.bw_GBps[a][p] > 0)) return parts;
   double bw = t.bw_GBps[a][p];
   double lat = t.lat_us[a][p];
-  if (!(bw > 0)) return -1.0;
   const int k = log2i(bytes >> 6);
   const bool tree_like = a == kTree || (a == kNvlsTree && f.arch == GpuArch::kBlackwell);
   if (coll == Coll::kAllReduce && tree_like && k >= 0 && k < 23) bw *= c.tree_correction[p][k];
@@ -205,7 +207,17 @@ double algo_time_us(const Table& t, const Fabric& f, const Graphs& g, const Cons
   if (a == kRing && p == kSimple && s.nodes > 1 && coll == Coll::kAllReduce && per_channel_rank >= 64) {
     lat *= f.arch >= GpuArch::kAmpere ? 1.4 : 1.9;  // plateau effect of ring
   }
-  return lat + static_cast<double>(bytes) / (1000.0 * bw);
+  parts.ok = true;
+  parts.lat_us = lat;
+  parts.bw_GBps = bw;
+  return parts;
+}
+
+double algo_time_us(const Table& t, const Fabric& f, const Graphs& g, const Constants& c, Coll coll,
+                    Algo algo, Proto proto, int64_t bytes, const GroupShape& s) {
+  const TimeParts parts = algo_time_parts(t, f, g, c, coll, algo, proto, bytes, s);
+  if (!parts.ok) return -1.0;
+  return parts.lat_us + static_cast<double>(bytes) / (1000.0 * parts.bw_GBps);
 }
 
 Estimate select(const Table& t, const Fabric& f, const Graphs& g, const Constants& c, Coll coll,

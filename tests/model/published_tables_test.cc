@@ -1,0 +1,168 @@
+// Published nccl-tests tables (tests/fixtures/nccl-tests/, source and hardware in
+// each header) against the model: per table the median and worst busbw error from
+// 64 KiB up, NCCL's own estimate (before) and the execution model (after). Bounds:
+// one node median <= 10%, worst <= 25%; several nodes median <= 15%. A table the
+// model misses is listed with its reason and printed, never dropped.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sim/model/nccl_model.h"
+
+namespace fleetsim::nccl {
+namespace {
+
+struct Row {
+  int64_t bytes = 0;
+  double busbw = 0;  // out-of-place, GB/s
+};
+
+struct Published {
+  std::vector<Row> rows;
+  int gpus_per_thread = 1;  // nccl-tests' nGpus (GPUs one thread drives)
+};
+
+// Reads the nccl-tests rows (size, count, type, redop, root, time, algbw,
+// busbw, ...) and the "nGpus N" of the parameter line; comments are skipped.
+Published read_table(const std::string& name) {
+  Published p;
+  std::ifstream in(std::string(FLEETSIM_SOURCE_DIR) + "/tests/fixtures/nccl-tests/" + name);
+  EXPECT_TRUE(in.good()) << name;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (const size_t at = line.find("nGpus "); line.rfind("# nThread", 0) == 0 && at != std::string::npos) {
+      p.gpus_per_thread = std::stoi(line.substr(at + 6));
+      continue;
+    }
+    std::istringstream fields(line);
+    std::vector<std::string> t;
+    for (std::string f; fields >> f;) t.push_back(f);
+    if (t.size() < 12 || t[0].find_first_not_of("0123456789") != std::string::npos) continue;
+    Row r;
+    r.bytes = std::stoll(t[0]);
+    r.busbw = std::stod(t[7]);
+    if (r.bytes > 0) p.rows.push_back(r);
+  }
+  return p;
+}
+
+struct Case {
+  const char* file;
+  const char* system;  // preset
+  int nodes;
+  Coll coll;
+  const char* not_met;  // nullptr: bounds asserted; else why the table is reported only
+};
+
+// Tables by system. Constants of the execution model were fitted on
+// h100_1x8_all_reduce_nccl2.24.3 only; every other table is held out. The OCI
+// nodes' 16 x 200 Gb/s RoCE is modelled as the preset's 8 x 400 Gb/s (the same
+// NIC bandwidth per GPU; the fabric has at most one NIC per GPU).
+const Case kCases[] = {
+    {"h100_1x8_all_reduce_nccl2.24.3.txt", "dgx-h100", 1, Coll::kAllReduce, nullptr},
+    {"h100_1x8_all_reduce_nccl-tests-290.txt", "dgx-h100", 1, Coll::kAllReduce, nullptr},
+    {"h100_4x8_all_reduce_nccl2.24.3.txt", "dgx-h100", 4, Coll::kAllReduce, nullptr},
+    {"h100_2x8_all_reduce_oci_nccl2.21.5.txt", "dgx-h100", 2, Coll::kAllReduce, nullptr},
+    {"h200_2x8_all_reduce_oci_nccl2.27.5.txt", "dgx-h200", 2, Coll::kAllReduce, nullptr},
+    {"a100_1x8_all_reduce_oci.txt", "dgx-a100", 1, Coll::kAllReduce,
+     "NCCL version not printed and older than 2.19 (CUDA 11.3 container); LL/LL128 from 512 KiB to 16 MiB run at "
+     "about half the modelled rate"},
+    {"h100_4x8_all_gather_nccl2.24.3.txt", "dgx-h100", 4, Coll::kAllGather,
+     "from 4 MiB to 256 MiB the measured times look like Ring/Simple plus 20-35%, not the Ring/LL128 the tuning "
+     "model picks (about half its modelled rate)"},
+};
+
+struct Errors {
+  double median = 0, worst = 0;
+  size_t n = 0;
+};
+
+Errors errors_of(std::vector<double> e) {
+  Errors out;
+  out.n = e.size();
+  if (e.empty()) return out;
+  std::sort(e.begin(), e.end());
+  out.median = e.size() % 2 ? e[e.size() / 2] : 0.5 * (e[e.size() / 2 - 1] + e[e.size() / 2]);
+  out.worst = e.back();
+  return out;
+}
+
+Errors compare(const Case& c, const Published& p, const std::string& timing) {
+  auto f = fabric_preset(c.system);
+  EXPECT_TRUE(f.has_value());
+  f->nodes = c.nodes;
+  Options o;
+  o.timing = timing;
+  o.gpus_per_thread = p.gpus_per_thread;
+  auto m = Model::create(*f, o);
+  EXPECT_TRUE(m.ok());
+  const GroupShape s = m->full_shape();
+  std::vector<double> errs;
+  for (const Row& r : p.rows) {
+    if (r.bytes < 64 * 1024) continue;
+    const Estimate e = m->estimate(c.coll, r.bytes, s);
+    const double busbw = static_cast<double>(r.bytes) / (e.time_us * 1e3) * busbw_factor(c.coll, s.ranks);
+    errs.push_back(std::abs(busbw - r.busbw) / r.busbw);
+  }
+  return errors_of(errs);
+}
+
+TEST(PublishedTables, BusbwErrorFrom64KiB) {
+  for (const Case& c : kCases) {
+    const Published p = read_table(c.file);
+    ASSERT_GE(p.rows.size(), 5u) << c.file;
+    const Errors before = compare(c, p, "tuning");
+    const Errors after = compare(c, p, "exec");
+    std::printf("[ published ] %-40s %d node(s) %-9s %2zu sizes  before: median %5.1f%% worst %6.1f%%  "
+                "after: median %5.1f%% worst %6.1f%%%s\n", c.file, c.nodes, coll_name(c.coll), after.n,
+                100 * before.median, 100 * before.worst, 100 * after.median, 100 * after.worst,
+                c.not_met ? "  (bounds not met, reported)" : "");
+    if (c.not_met != nullptr) {
+      std::printf("[ published ]   not met: %s\n", c.not_met);
+      continue;
+    }
+    if (c.nodes == 1) {
+      EXPECT_LE(after.median, 0.10) << c.file;
+      EXPECT_LE(after.worst, 0.25) << c.file;
+    } else {
+      EXPECT_LE(after.median, 0.15) << c.file;
+    }
+  }
+}
+
+// The tables that are only reported stay listed as failing: if the model comes
+// to meet one, the list must be updated (so the bound is then asserted).
+TEST(PublishedTables, ReportedTablesStillMissTheirBound) {
+  for (const Case& c : kCases) {
+    if (c.not_met == nullptr) continue;
+    const Errors after = compare(c, read_table(c.file), "exec");
+    const bool met = c.nodes == 1 ? after.median <= 0.10 && after.worst <= 0.25 : after.median <= 0.15;
+    EXPECT_FALSE(met) << c.file << " now meets its bound: assert it";
+  }
+}
+
+// The execution model is what the analytic cost model and the CLI use; NCCL's
+// own estimate stays available and is unchanged by it.
+TEST(PublishedTables, TuningTimingIsNcclsOwnEstimate) {
+  auto f = fabric_preset("dgx-h100");
+  ASSERT_TRUE(f.has_value());
+  Options tuning;
+  tuning.timing = "tuning";
+  auto m = Model::create(*f, tuning);
+  ASSERT_TRUE(m.ok());
+  const Estimate e = m->estimate(Coll::kAllReduce, 65536, m->full_shape());
+  EXPECT_NEAR(e.time_us, 15.81, 0.01);  // Ring/LL: 6.6 + 14 x 0.6 + 64 KiB / 80.57 GB/s
+  EXPECT_DOUBLE_EQ(e.time_us, e.tuning_us);
+  Options bad;
+  bad.timing = "fast";
+  EXPECT_FALSE(Model::create(*f, bad).ok());
+}
+
+}  // namespace
+}  // namespace fleetsim::nccl
