@@ -3,6 +3,7 @@
 // lacks an op is told apart as crashed, stalled (idle, no later work) or skipping.
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
 #include "sim/diagnose/walk_context.h"
 
@@ -246,7 +247,7 @@ void WalkContext::blame_hang() {
   }
   if (best) {
     blame_divergence(*best);
-  } else if (!blame_without_divergence()) {
+  } else if (!blame_log_desync() && !blame_without_divergence() && !blame_log_silent()) {
     d.cause = Cause::kUnknown;
     note(5, "no divergence, no idle or dead rank: a fabric stall or a desync the evidence cannot show");
   }
@@ -261,6 +262,57 @@ void WalkContext::blame_hang() {
     d.collective_seq_id = rec.summary->hang_seq;
     d.op = rec.summary->hang_op;
   }
+}
+
+// No flight-recorder divergence to go by: the watchdog records alone. Ranks of one
+// group that timed out at different work name the desync and its sequence number.
+bool WalkContext::blame_log_desync() {
+  if (!log_desync) return false;
+  const LogDesync& x = *log_desync;
+  d.cause = x.cause;
+  d.culprit_ranks = x.culprits;
+  d.pg_name = x.pg;
+  d.pg_desc = x.pg_desc;
+  d.collective_seq_id = x.seq;
+  d.op = profiling_name_of_op_type(x.op);
+  note(5, "job.log: " + x.implies);
+  if (x.tie) {
+    note(5, "as many ranks on each side: the side holding the lowest rank is named (rank-conditional code is "
+            "nearly always `if rank == 0`); low confidence");
+  }
+  return true;
+}
+
+// Every timed-out rank waits at the same work, and ranks the log shows alive timed out
+// at nothing: nothing of theirs was pending, so they never issued the collective.
+bool WalkContext::blame_log_silent() {
+  if (watchdogs.size() < 2) return false;
+  // The job's ranks: those the log names, and every rank below the highest that timed
+  // out (ranks count from 0). Only on the default group, where [Rank N] is global.
+  std::set<int> known(log_extras.ranks_seen.begin(), log_extras.ranks_seen.end());
+  std::set<int> timed_out;
+  for (const WatchdogLine& w : watchdogs) {
+    const bool world = w.pg.empty() || w.pg == "0" || w.pg_desc == "default_pg";
+    if (!world || w.rank < 0) return false;
+    timed_out.insert(w.rank);
+  }
+  for (int r = 0; r < *timed_out.rbegin(); ++r) known.insert(r);
+  std::vector<int> silent;
+  for (int r : known) {
+    if (!timed_out.count(r)) silent.push_back(r);
+  }
+  if (silent.empty()) return false;
+  const WatchdogLine& w = watchdogs.front();
+  d.cause = Cause::kRankStalled;
+  d.culprit_ranks = silent;
+  d.pg_name = w.pg;
+  d.pg_desc = w.pg_desc;
+  d.collective_seq_id = w.seq;
+  d.op = profiling_name_of_op_type(w.op_type);
+  note(5, "job.log: " + ranks_text(silent) + " of the job has no watchdog record, while the others time out at " +
+              "SeqNum=" + std::to_string(w.seq) + " " + w.op_type + ": nothing of theirs was pending, so they never "
+              "issued it (stuck on the CPU: the GIL, a data loader, a Python exception) -> rank_stalled");
+  return true;
 }
 
 void WalkContext::blame_model_slow_link() {

@@ -64,6 +64,16 @@ void step_watchdog(WalkContext& c) {
   } else {
     c.note_watchdogs();
   }
+  const LogExtras& x = c.log_extras;
+  if (!x.heartbeat.empty()) {
+    c.note(3, "job.log: " + std::to_string(x.heartbeat.size()) + " heartbeat-monitor line(s) (the watchdog thread "
+              "itself stuck, or a dump signal from a peer), first: " + x.heartbeat.front().substr(0, 160));
+  }
+  if (!x.nccl_warn.empty() && c.net_errors.empty()) {
+    c.note(3, "job.log: " + std::to_string(x.nccl_warn.size()) + " NCCL WARN line(s), first: " +
+              x.nccl_warn.front().substr(0, 160));
+  }
+  for (size_t i = 0; i < x.ras.size() && i < 4; ++i) c.note(3, "ncclras: " + x.ras[i].substr(0, 160));
   if (!c.crashed.empty()) {
     c.note(3, "job.log: rank(s) " + format_ranks(c.crashed) + " crashed or exited before any timeout");
   }

@@ -14,6 +14,8 @@ WalkContext::WalkContext(const Record& r, const HealthyModel* healthy) : rec(r) 
   fr = analyze_fr(rec.dumps);
   util = read_utilization(rec.telemetry);
   watchdogs = find_watchdog_lines(rec.log_lines);
+  log_desync = find_log_desync(watchdogs);
+  log_extras = find_log_extras(rec.log_lines);
   crashed = find_crashed_ranks(rec.log_lines);
   net_errors = find_network_error_ranks(rec.log_lines);
   trend = read_step_trend(rec.steps);
@@ -72,16 +74,17 @@ std::string WalkContext::trend_text() const {
 
 void WalkContext::note_watchdogs() {
   const WatchdogLine& first = watchdogs.front();
+  auto numel = [](const WatchdogLine& w) {
+    return w.numel_in < 0 ? std::string() : " NumelIn=" + std::to_string(w.numel_in);
+  };
   note(3, "job.log line " + std::to_string(first.line_no) + ": rank " + std::to_string(first.rank) +
-              " timed out first, SeqNum=" + std::to_string(first.seq) + " OpType=" + first.op_type +
-              " NumelIn=" + std::to_string(first.numel_in) +
+              " timed out first, SeqNum=" + std::to_string(first.seq) + " OpType=" + first.op_type + numel(first) +
               " (the first to time out is usually a waiting victim, not the culprit)");
   // Per process group: the (SeqNum, OpType, NumelIn) each rank timed out at. The
   // odd one out is judged within one group, never across groups.
   std::map<std::string, std::map<std::string, std::vector<int>>> by_pg;
   for (const WatchdogLine& w : watchdogs) {
-    by_pg[w.pg]["SeqNum=" + std::to_string(w.seq) + " OpType=" + w.op_type +
-              " NumelIn=" + std::to_string(w.numel_in)]
+    by_pg[w.pg]["SeqNum=" + std::to_string(w.seq) + " OpType=" + w.op_type + numel(w)]
         .push_back(w.rank);
   }
   int shown = 0;

@@ -32,6 +32,8 @@ class WalkContext {
   FrFindings fr;
   UtilPattern util;
   std::vector<WatchdogLine> watchdogs;
+  std::optional<LogDesync> log_desync;  // what the watchdog records alone say
+  LogExtras log_extras;                 // heartbeat, NCCL WARN and ncclras lines
   std::vector<int> crashed;
   std::vector<int> net_errors;  // ranks whose log shows NCCL's network error
   StepTrend trend;
@@ -56,6 +58,8 @@ class WalkContext {
   bool blame_network_error();
   bool blame_absent();
   bool blame_cpu_blocked();
+  bool blame_log_desync();
+  bool blame_log_silent();
   bool group_progressed(int rank) const;
   std::vector<int> absent_ranks() const;
   std::string when_;      // the rank/step condition on the culprit's op, if any
