@@ -245,7 +245,8 @@ void WalkContext::blame_hang() {
       }
     }
   }
-  if (best) {
+  if (blame_wait_roots(best)) {
+  } else if (best) {
     blame_divergence(*best);
   } else if (!blame_log_desync() && !blame_without_divergence() && !blame_log_silent()) {
     d.cause = Cause::kUnknown;
@@ -262,6 +263,42 @@ void WalkContext::blame_hang() {
     d.collective_seq_id = rec.summary->hang_seq;
     d.op = rec.summary->hang_op;
   }
+}
+
+// Real dumps (no summary.json): the ranks whose absence explains every wait, when
+// they are the minority where they are waited on. A mismatch is a definite bug and
+// wins; a divergence that names the same ranks keeps its finer classification.
+bool WalkContext::blame_wait_roots(const Divergence* best) {
+  if (rec.summary || (best && best->kind != DivergenceKind::kPresence)) return false;
+  std::vector<const WaitRoot*> roots;
+  for (const WaitRoot& r : fr.waits.roots) {
+    if (r.minority) roots.push_back(&r);
+  }
+  if (roots.empty()) return false;
+  std::vector<int> ranks;
+  for (const WaitRoot* r : roots) ranks.push_back(r->rank);
+  if (best && !best->p2p && best->minority == ranks) return false;
+  const WaitRoot& first = *roots.front();
+  bool dead = true, idle = true;
+  for (const WaitRoot* r : roots) {
+    dead = dead && r->kind == WaitKind::kNoDump;
+    idle = idle && r->kind != WaitKind::kIssuedNotFinished;
+  }
+  d.cause = dead ? Cause::kRankCrashed : idle ? Cause::kRankStalled : Cause::kUnknown;
+  d.culprit_ranks = ranks;
+  d.pg_name = first.pg_name;
+  d.pg_desc = first.pg_desc;
+  d.collective_seq_id = first.seq;
+  d.op = first.op;
+  note(5, ranks_text(ranks) + " " + to_string(first.kind) + " at pg " + first.pg_name + " seq " +
+              std::to_string(first.seq) + ", and " + std::to_string(fr.waits.waiting) +
+              " rank(s) wait on it: its absence explains every wait -> " + std::string(to_string(d.cause)) +
+              (dead ? ": its process died or its dump was lost"
+                    : idle ? ": nothing of its own is pending, so its CPU is stuck before issuing (the GIL, a data "
+                             "loader, a Python exception), not its GPU"
+                           : ": it issued the collective and never finished it (a GPU error, a dead NIC; check XIDs "
+                             "and the NIC's port state)"));
+  return true;
 }
 
 // No flight-recorder divergence to go by: the watchdog records alone. Ranks of one

@@ -39,6 +39,11 @@ void step_hang_or_slow(WalkContext& c) {
   } else if (c.has_mismatch()) {
     c.note(1, "FR: matched collectives differ, and such collectives never complete");
     v = Verdict::kHang;
+  } else if (!c.fr.waits.roots.empty()) {
+    c.note(1, "FR: " + std::to_string(c.fr.waits.waiting) + " rank(s) hold unfinished collectives that wait on peers " +
+                  "which never issued them or left no dump (a dump is taken when a watchdog fires, so pending "
+                  "work that nobody can finish is the hang)");
+    v = Verdict::kHang;
   } else if (c.util.progress_stopped && c.util.kind != UtilKind::kBusy) {
     c.note(1, "telemetry: every rank's step stopped changing at " +
                   std::to_string(c.util.window_start_s) + " s");
@@ -97,6 +102,7 @@ void step_alignment(WalkContext& c) {
     c.note(4, c.describe(d));
   }
   if (shown == 0) c.note(4, "every group agrees at every sequence number its members hold");
+  if (!c.rec.summary) c.note_waits();
   if (!c.model.text.empty()) c.note(4, c.model.text);
 }
 

@@ -49,6 +49,38 @@ struct TimedOut {
   std::string why;  // "retired, not completed" or "older than its timeout"
 };
 
+// The wait-for graph over pending collectives: a rank with unfinished work in a group
+// waits on the members that never issued that sequence number (pg_status
+// last_enqueued below it, or an empty dump) or left no dump. The roots are the ranks
+// whose absence explains every wait: waited on, with nothing pending of their own.
+// Works on onlyActive dumps (pending work only) and timing-off dumps (every entry
+// `scheduled`): pg_status and the pending window are the evidence. Cost is linear in
+// the entries plus, per group, its members sorted once.
+enum class WaitKind {
+  kNeverIssued,       // enqueued below the waited-for seq, nothing pending anywhere: stuck on its CPU
+  kNoDump,            // no dump at all: dead, or its dump was not collected
+  kIssuedNotFinished  // issued it, never finished it, in every stuck group: a GPU error or dead NIC
+};
+struct WaitRoot {
+  int rank = -1;
+  WaitKind kind = WaitKind::kNeverIssued;
+  std::string pg_name;  // the group (global name) and seq its peers wait at
+  std::string pg_desc;
+  int64_t seq = -1;
+  std::string op;      // the waiters' op at that seq, if their dumps hold it
+  int64_t last_enqueued = -1;  // the root's own pg_status on that group (-1: none)
+  int waiters = 0;             // ranks waiting on it there
+  bool minority = true;        // fewer such ranks than waiters there: the odd ones out. Otherwise
+                               // the waiters may be the odd ones (they issued an extra op)
+};
+struct WaitGraph {
+  std::vector<WaitRoot> roots;  // by rank
+  int waiting = 0;              // ranks with unfinished collectives blocked by a peer
+  int stuck_groups = 0;         // group instances where someone waits
+};
+WaitGraph build_wait_graph(const std::map<int, FrDump>& dumps);
+std::string to_string(WaitKind kind);
+
 struct FrFindings {
   std::vector<Divergence> divergences;  // at most one per group, most telling first
   std::vector<int> missing_dumps;       // ranks some pg_config names but with no dump
@@ -56,6 +88,7 @@ struct FrFindings {
   int64_t now_ns = 0;                   // latest timestamp seen in any dump
   std::map<int, int64_t> last_enqueue_ns;  // per rank: its newest entry's enqueue time
   int groups = 0;                          // groups compared
+  WaitGraph waits;                         // who waits on whom in the pending window
 };
 
 FrFindings analyze_fr(const std::map<int, FrDump>& dumps);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <set>
+#include <tuple>
 
 namespace fleetsim::diagnose {
 namespace {
@@ -120,6 +121,31 @@ void WalkContext::note_pg_status() {
     t.pop_back();
     if (by_value.size() > 1) t += " -> the minority is the odd one out";
     note(3, t);
+  }
+}
+
+void WalkContext::note_waits() {
+  const WaitGraph& w = fr.waits;
+  if (w.roots.empty()) return;
+  std::map<std::tuple<std::string, int64_t, WaitKind>, std::vector<const WaitRoot*>> by_where;
+  for (const WaitRoot& r : w.roots) by_where[{r.pg_name, r.seq, r.kind}].push_back(&r);
+  int shown = 0;
+  for (const auto& [where, roots] : by_where) {
+    if (shown++ == 4) break;
+    const WaitRoot& r = *roots.front();
+    std::vector<int> ranks;
+    for (const WaitRoot* x : roots) ranks.push_back(x->rank);
+    std::string t = "wait-for graph: pg " + r.pg_name + (r.pg_desc.empty() ? "" : " (" + r.pg_desc + ")") + " seq " +
+                    std::to_string(r.seq) + (r.op.empty() ? "" : " " + r.op) + ": " + std::to_string(r.waiters) +
+                    " rank(s) wait on rank(s) " + format_ranks(ranks) + ", which " + to_string(r.kind);
+    if (r.kind == WaitKind::kNeverIssued) {
+      t += " (pg_status last enqueued " + std::to_string(r.last_enqueued) +
+           ": the CPU never got there: the GIL, a data loader, a Python exception)";
+    } else if (r.kind == WaitKind::kIssuedNotFinished) {
+      t += " (every stuck group holds it: its GPU or NIC stopped: a GPU error, a dead NIC)";
+    }
+    if (!r.minority) t += "; they outnumber the waiters, so the waiters may have issued an extra op";
+    note(4, t);
   }
 }
 

@@ -22,6 +22,7 @@ class WalkContext {
   std::string trend_text() const;
   void note_watchdogs();
   void note_pg_status();
+  void note_waits();
   bool counts(const Divergence& div) const;  // does this divergence matter for the verdict?
   std::string describe(const Divergence& div) const;
   void blame_hang();
@@ -59,6 +60,7 @@ class WalkContext {
   bool blame_absent();
   bool blame_cpu_blocked();
   bool blame_log_desync();
+  bool blame_wait_roots(const Divergence* best);
   bool blame_log_silent();
   bool group_progressed(int rank) const;
   std::vector<int> absent_ranks() const;
