@@ -288,10 +288,11 @@ bool WalkContext::blame_wait_roots(const Divergence* best) {
   d.culprit_ranks = ranks;
   d.pg_name = first.pg_name;
   d.pg_desc = first.pg_desc;
-  d.collective_seq_id = first.seq;
+  (first.p2p ? d.p2p_seq_id : d.collective_seq_id) = first.seq;
   d.op = first.op;
-  note(5, ranks_text(ranks) + " " + to_string(first.kind) + " at pg " + first.pg_name + " seq " +
-              std::to_string(first.seq) + ", and " + std::to_string(fr.waits.waiting) +
+  note(5, ranks_text(ranks) + " " + to_string(first.kind) + " at pg " + first.pg_name +
+              (first.p2p ? " (the partner of " + first.op + " p2p_seq_id " : " seq ") + std::to_string(first.seq) +
+              (first.p2p ? ")" : "") + ", and " + std::to_string(fr.waits.waiting) +
               " rank(s) wait on it: its absence explains every wait -> " + std::string(to_string(d.cause)) +
               (dead ? ": its process died or its dump was lost"
                     : idle ? ": nothing of its own is pending, so its CPU is stuck before issuing (the GIL, a data "

@@ -69,6 +69,7 @@ struct WaitRoot {
   int64_t seq = -1;
   std::string op;      // the waiters' op at that seq, if their dumps hold it
   int64_t last_enqueued = -1;  // the root's own pg_status on that group (-1: none)
+  bool p2p = false;            // waited on for a send/recv it never posted: seq is the waiter's p2p_seq_id
   int waiters = 0;             // ranks waiting on it there
   bool minority = true;        // fewer such ranks than waiters there: the odd ones out. Otherwise
                                // the waiters may be the odd ones (they issued an extra op)
@@ -92,6 +93,14 @@ struct FrFindings {
 };
 
 FrFindings analyze_fr(const std::map<int, FrDump>& dumps);
+
+// The global peer of a send or recv entry on `rank` ("nccl:send 0->3": group ranks,
+// mapped through the group's members), or nullopt for a collective.
+struct P2pPeer {
+  int peer = -1;
+  bool send = false;
+};
+std::optional<P2pPeer> p2p_peer(const FrEntry& e, int rank, const std::vector<int>& members);
 
 // Send/recv pairs whose counts differ (fr_p2p.cc), one per directed pair; analyze_fr
 // appends them after the collective divergences.

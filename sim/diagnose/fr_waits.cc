@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "sim/diagnose/fr_analyzer.h"
 
@@ -169,6 +170,48 @@ void find_blockers(const std::string& name, const Group& g, const std::map<int, 
   }
 }
 
+// Point-to-point: a rank blocked in a send or recv waits on its peer when the peer has
+// no matching half pending (a send to q pairs with q's recv from this rank). Works on
+// the pending window alone, so onlyActive dumps of long pipelines need no history.
+void find_p2p_blockers(const std::map<int, FrDump>& dumps, const std::map<int, bool>& pending,
+                       std::map<int, Blocked>& blocked, WaitsOn& chain) {
+  using Key = std::tuple<std::string, int, int, bool>;  // pg, self, peer, self sends
+  std::map<Key, const FrEntry*> open;                    // the oldest unfinished op per direction
+  std::map<std::string, std::string> desc;
+  for (const auto& [rank, dump] : dumps) {
+    const bool timed = timing_on(dump);
+    for (const FrEntry& e : dump.entries) {
+      if (!e.is_p2p || finished(e, nullptr, timed)) continue;
+      auto g = dump.groups.find(e.pg_name);
+      const std::optional<P2pPeer> p =
+          p2p_peer(e, rank, g == dump.groups.end() ? std::vector<int>{} : g->second.ranks);
+      if (!p) continue;
+      open.emplace(Key{e.pg_name, rank, p->peer, p->send}, &e);
+      if (g != dump.groups.end() && !g->second.desc.empty()) desc[e.pg_name] = g->second.desc;
+    }
+  }
+  for (const auto& [key, e] : open) {
+    const auto& [pg, self, peer, send] = key;
+    if (open.count({pg, peer, self, !send})) continue;  // its partner's half is posted
+    const bool no_dump = !dumps.count(peer);
+    if (!no_dump && pending.at(peer)) {
+      chain[peer].insert(self);
+      continue;
+    }
+    Blocked& b = blocked[peer];
+    if (b.waiters.empty()) {
+      b.root.rank = peer;
+      b.root.kind = no_dump ? WaitKind::kNoDump : WaitKind::kNeverIssued;
+      b.root.pg_name = pg;
+      b.root.pg_desc = desc.count(pg) ? desc[pg] : e->pg_desc;
+      b.root.seq = e->p2p_seq_id;
+      b.root.op = e->profiling_name;
+      b.root.p2p = true;
+    }
+    b.waiters.insert(self);
+  }
+}
+
 // No one is missing: every stuck group had all its members issue the seq. The ranks
 // common to every stuck group are the ones whose failure explains them all.
 void common_to_stuck_groups(const std::map<std::string, Group>& groups, WaitGraph& w) {
@@ -225,6 +268,7 @@ WaitGraph build_wait_graph(const std::map<int, FrDump>& dumps) {
   std::map<int, Blocked> blocked;
   WaitsOn chain;
   for (const auto& [name, g] : groups) find_blockers(name, g, dumps, pending, blocked, chain, w);
+  find_p2p_blockers(dumps, pending, blocked, chain);
   std::set<int> waiting;
   for (const auto& [r, b] : blocked) {
     WaitRoot root = b.root;
@@ -242,7 +286,8 @@ WaitGraph build_wait_graph(const std::map<int, FrDump>& dumps) {
   w.waiting = static_cast<int>(waiting.size());
   std::map<std::pair<std::string, int64_t>, int> roots_at;
   for (const WaitRoot& r : w.roots) ++roots_at[{r.pg_name, r.seq}];
-  for (WaitRoot& r : w.roots) r.minority = roots_at[{r.pg_name, r.seq}] < r.waiters;
+  // A send or recv waits on one peer: an idle peer is the odd one whatever the counts.
+  for (WaitRoot& r : w.roots) r.minority = r.p2p || roots_at[{r.pg_name, r.seq}] < r.waiters;
   if (w.roots.empty()) common_to_stuck_groups(groups, w);
   return w;
 }

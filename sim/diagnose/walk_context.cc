@@ -135,10 +135,13 @@ void WalkContext::note_waits() {
     const WaitRoot& r = *roots.front();
     std::vector<int> ranks;
     for (const WaitRoot* x : roots) ranks.push_back(x->rank);
-    std::string t = "wait-for graph: pg " + r.pg_name + (r.pg_desc.empty() ? "" : " (" + r.pg_desc + ")") + " seq " +
-                    std::to_string(r.seq) + (r.op.empty() ? "" : " " + r.op) + ": " + std::to_string(r.waiters) +
+    std::string t = "wait-for graph: pg " + r.pg_name + (r.pg_desc.empty() ? "" : " (" + r.pg_desc + ")") +
+                    (r.p2p ? " p2p_seq_id " : " seq ") + std::to_string(r.seq) + (r.op.empty() ? "" : " " + r.op) +
+                    ": " + std::to_string(r.waiters) +
                     " rank(s) wait on rank(s) " + format_ranks(ranks) + ", which " + to_string(r.kind);
-    if (r.kind == WaitKind::kNeverIssued) {
+    if (r.kind == WaitKind::kNeverIssued && r.p2p) {
+      t += " (it never posted the matching half and has nothing pending: stuck on its CPU)";
+    } else if (r.kind == WaitKind::kNeverIssued) {
       t += " (pg_status last enqueued " + std::to_string(r.last_enqueued) +
            ": the CPU never got there: the GIL, a data loader, a Python exception)";
     } else if (r.kind == WaitKind::kIssuedNotFinished) {

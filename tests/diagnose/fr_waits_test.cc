@@ -121,6 +121,40 @@ TEST(FrWaits, RetiredScheduledEntriesThatPgStatusCompletedAreDone) {
   EXPECT_EQ(f.waits.stuck_groups, 0);
 }
 
+// Pipeline stages in an onlyActive dump: rank 4 is blocked in its send to stage 1
+// (group rank 1 of the pp group [4, 5], so global rank 5), whose dump is empty.
+TEST(FrWaits, SendWhosePeerNeverPostedTheRecv) {
+  std::map<int, FrDump> dumps;
+  for (int r : {4, 5}) {
+    FrDump& d = dumps[r];
+    d.rank = r;
+    d.groups["7"] = FrGroup{"7", "pp", {4, 5}};
+  }
+  FrEntry send;
+  send.pg_name = send.pg_id = "7";
+  send.is_p2p = true;
+  send.p2p_seq_id = 1234;
+  send.state = "scheduled";
+  send.profiling_name = "nccl:send 0->1";
+  dumps[4].entries.push_back(send);
+  const WaitGraph w = build_wait_graph(dumps);
+  ASSERT_EQ(w.roots.size(), 1u);
+  EXPECT_EQ(w.roots[0].rank, 5);
+  EXPECT_TRUE(w.roots[0].p2p);
+  EXPECT_EQ(w.roots[0].seq, 1234);
+  Record rec;
+  rec.dumps = dumps;
+  const Diagnosis d = diagnose_record(rec);
+  EXPECT_EQ(d.verdict, Verdict::kHang);
+  EXPECT_EQ(d.culprit_ranks, std::vector<int>{5});
+  EXPECT_EQ(d.p2p_seq_id, 1234);
+  // Once rank 5 posts its recv, nobody waits on anybody.
+  FrEntry recv = send;
+  recv.profiling_name = "nccl:recv 1<-0";
+  dumps[5].entries.push_back(recv);
+  EXPECT_TRUE(build_wait_graph(dumps).roots.empty());
+}
+
 // A pipeline job at scale: 1,024 ranks, each in a world group, a tensor-parallel group
 // of 8, a data-parallel group and two pipeline pairs carrying 2,000 p2p entries each;
 // rank 77 stalled before its tp collective. The analysis stays linear-ish: it runs in
