@@ -313,6 +313,8 @@ bool WalkContext::blame_log_desync() {
   d.pg_desc = x.pg_desc;
   d.collective_seq_id = x.seq;
   d.op = profiling_name_of_op_type(x.op);
+  found_ = x.found;
+  expected_ = x.expected;
   note(5, "job.log: " + x.implies);
   if (x.tie) {
     note(5, "as many ranks on each side: the side holding the lowest rank is named (rank-conditional code is "

@@ -36,6 +36,9 @@ void step_hang_or_slow(WalkContext& c) {
   } else if (!c.watchdogs.empty()) {
     c.note(1, "job.log: " + std::to_string(c.watchdogs.size()) + " watchdog timeout line(s)");
     v = Verdict::kHang;
+  } else if (c.fingerprint) {
+    c.note(1, "job.log: TORCH_DISTRIBUTED_DEBUG=DETAIL stopped the job on a collective mismatch that would have hung");
+    v = Verdict::kHang;
   } else if (c.has_mismatch()) {
     c.note(1, "FR: matched collectives differ, and such collectives never complete");
     v = Verdict::kHang;

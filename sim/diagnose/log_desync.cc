@@ -6,12 +6,14 @@
 // (missing), level with them it issued a different one (mismatched). The group's
 // first disagreement, its lowest SeqNum, is where it happened.
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 #include <tuple>
 
 #include "sim/diagnose/fr_analyzer.h"
 #include "sim/diagnose/signals.h"
+#include "sim/io/units.h"
 
 namespace fleetsim::diagnose {
 namespace {
@@ -72,6 +74,8 @@ std::optional<LogDesync> group_desync(const std::string& pg, const Lane& at) {
     const WatchdogLine& c = *at.at(d.culprits[0]);
     const WatchdogLine& o = *at.at(d.others[0]);
     d.op = c.op_type;
+    d.found = work_text(c);
+    d.expected = work_text(o);
     d.implies = who(d.culprits) + " issued " + work_text(c) + " where " + who(d.others) + " issued " + work_text(o) +
                 ": the collectives at SeqNum " + std::to_string(low) + " differ -> mismatched_collective";
     return d;
@@ -83,6 +87,8 @@ std::optional<LogDesync> group_desync(const std::string& pg, const Lane& at) {
   const WatchdogLine& c = *at.at(d.culprits[0]);
   const WatchdogLine& o = *at.at(d.others[0]);
   d.op = c.op_type;
+  d.found = work_text(c);
+  d.expected = work_text(o);
   if (behind_is_culprit) {
     d.cause = Cause::kMissingCollective;
     d.implies = who(d.culprits) + " stands at " + work_text(c) + " while " + who(d.others) + " finished SeqNum " +
@@ -98,7 +104,58 @@ std::optional<LogDesync> group_desync(const std::string& pg, const Lane& at) {
   return d;
 }
 
+// One side of a DETAIL mismatch report: "Rank A is running collective:
+// CollectiveFingerPrint(SequenceNumber=S, OpType=X, TensorShape=[1], ..." at `at`.
+std::optional<WatchdogLine> fingerprint_at(const std::string& s, size_t at) {
+  const std::string kRank = "Rank ", kFp = " is running collective: CollectiveFingerPrint(";
+  if (s.compare(at, kRank.size(), kRank) != 0) return std::nullopt;
+  const size_t fp = s.find(kFp, at);
+  if (fp == std::string::npos || fp - at > 16) return std::nullopt;
+  WatchdogLine w;
+  w.rank = parse_int<int>(s.substr(at + kRank.size(), fp - at - kRank.size())).value_or(-1);
+  const size_t seq = s.find("SequenceNumber=", fp), op = s.find("OpType=", fp), shape = s.find("TensorShape=[", fp);
+  if (w.rank < 0 || seq == std::string::npos || op == std::string::npos) return std::nullopt;
+  const size_t seq_end = s.find_first_of(",)", seq);
+  w.seq = parse_int<int64_t>(s.substr(seq + 15, seq_end - seq - 15)).value_or(-1);
+  w.op_type = s.substr(op + 7, s.find_first_of(",)", op) - op - 7);
+  if (shape != std::string::npos) {
+    // The element count of the first tensor's shape, e.g. "[25]" or "[3, 4]".
+    int64_t numel = 1;
+    size_t i = shape + 13;
+    for (; i < s.size() && s[i] != ']'; ++i) {
+      if (s[i] == ',' || s[i] == ' ') continue;
+      size_t end = i;
+      while (end < s.size() && std::isdigit(static_cast<unsigned char>(s[end]))) ++end;
+      const std::optional<int64_t> dim = parse_int<int64_t>(s.substr(i, end - i));
+      if (!dim || *dim > (int64_t{1} << 40)) break;
+      numel *= *dim;
+      i = end - 1;
+    }
+    if (i < s.size() && s[i] == ']') w.numel_in = numel;
+  }
+  if (w.seq < 0) return std::nullopt;
+  return w;
+}
+
 }  // namespace
+
+std::optional<LogDesync> find_fingerprint_mismatch(const std::vector<std::string>& lines) {
+  const std::string kMark = "Detected mismatch between collectives on ranks. ";
+  for (const std::string& line : logical_lines(lines)) {
+    const size_t at = line.find(kMark);
+    if (at == std::string::npos) continue;
+    const std::optional<WatchdogLine> a = fingerprint_at(line, at + kMark.size());
+    const size_t but = line.find("but Rank ", at);
+    const std::optional<WatchdogLine> b =
+        but == std::string::npos ? std::nullopt : fingerprint_at(line, but + 4);
+    if (!a || !b || a->rank == b->rank) continue;
+    std::optional<LogDesync> d = find_log_desync({*a, *b});
+    if (!d) continue;
+    d->implies = "TORCH_DISTRIBUTED_DEBUG=DETAIL: " + d->implies;
+    return d;
+  }
+  return std::nullopt;
+}
 
 std::optional<LogDesync> find_log_desync(const std::vector<WatchdogLine>& records) {
   // A record whose group the log does not name belongs to the only group it names.

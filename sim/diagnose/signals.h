@@ -85,11 +85,19 @@ struct LogDesync {
   std::vector<int> culprits;       // the ranks that diverged (the minority)
   std::vector<int> others;
   std::string op;                  // the culprits' OpType
+  std::string found, expected;     // the culprits' work and the others' ("SeqNum=21 BROADCAST NumelIn=1")
   bool tie = false;                // no side is smaller: the side holding the lowest rank is named
   std::vector<std::string> facts;  // "rank(s) [0] at SeqNum=315 ALLREDUCE NumelIn=1", ...
   std::string implies;             // one line: which rank diverged, at which seq
 };
 std::optional<LogDesync> find_log_desync(const std::vector<WatchdogLine>& records);
+
+// TORCH_DISTRIBUTED_DEBUG=DETAIL turns a desync into an error naming both sides:
+// "Detected mismatch between collectives on ranks. Rank A is running collective:
+// CollectiveFingerPrint(SequenceNumber=S, OpType=X, TensorShape=[..], ...), but Rank B
+// is running collective: CollectiveFingerPrint(...)". The first such report, as a
+// desync (mismatched_collective at S when both stand at S).
+std::optional<LogDesync> find_fingerprint_mismatch(const std::vector<std::string>& lines);
 
 // "nccl:all_reduce" for OpType "ALLREDUCE", "nccl:_all_gather_base" for "_ALLGATHER_BASE".
 std::string profiling_name_of_op_type(std::string_view op_type);

@@ -16,6 +16,10 @@ WalkContext::WalkContext(const Record& r, const HealthyModel* healthy) : rec(r) 
   util = read_utilization(rec.telemetry);
   watchdogs = find_watchdog_lines(rec.log_lines);
   log_desync = find_log_desync(watchdogs);
+  if (!log_desync) {
+    fingerprint = find_fingerprint_mismatch(rec.log_lines);
+    log_desync = fingerprint;
+  }
   log_extras = find_log_extras(rec.log_lines);
   crashed = find_crashed_ranks(rec.log_lines);
   net_errors = find_network_error_ranks(rec.log_lines);

@@ -34,6 +34,7 @@ class WalkContext {
   UtilPattern util;
   std::vector<WatchdogLine> watchdogs;
   std::optional<LogDesync> log_desync;  // what the watchdog records alone say
+  std::optional<LogDesync> fingerprint; // a TORCH_DISTRIBUTED_DEBUG=DETAIL mismatch report
   LogExtras log_extras;                 // heartbeat, NCCL WARN and ncclras lines
   std::vector<int> crashed;
   std::vector<int> net_errors;  // ranks whose log shows NCCL's network error

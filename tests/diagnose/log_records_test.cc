@@ -184,5 +184,15 @@ TEST(RealLogs, Myria3dRankThatNeverIssued) {
   EXPECT_EQ(d.collective_seq_id, 3);
 }
 
+// TORCH_DISTRIBUTED_DEBUG=DETAIL names both sides of the desync: a broadcast against
+// an all-reduce at one sequence number.
+TEST(RealLogs, SpeechbrainDetailMismatch) {
+  const Diagnosis d = diagnose_log("speechbrain_2401_detail");
+  EXPECT_EQ(d.verdict, Verdict::kHang);
+  EXPECT_EQ(d.cause, Cause::kMismatchedCollective);
+  EXPECT_EQ(d.collective_seq_id, 485);
+  EXPECT_EQ(d.op, "nccl:broadcast");
+}
+
 }  // namespace
 }  // namespace fleetsim::diagnose
