@@ -61,9 +61,9 @@ bool WalkContext::finished_its_steps(int rank, const std::string& pg) const {
   }
   if (dump.entries.back().step != rec.summary->steps_planned) return false;
   auto own = dump.status.find(pg);
-  auto g = dump.groups.find(pg);
-  if (own == dump.status.end() || g == dump.groups.end()) return false;
-  for (int peer : g->second.ranks) {
+  const FrGroup* g = group_config(dump, pg);
+  if (own == dump.status.end() || !g) return false;
+  for (int peer : g->ranks) {
     auto pd = rec.dumps.find(peer);
     if (peer == rank || pd == rec.dumps.end()) continue;
     auto ps = pd->second.status.find(pg);
@@ -162,9 +162,10 @@ bool WalkContext::blame_crash_from_summary() {
 // Whether any member of a group that holds `rank` completed a collective on it.
 bool WalkContext::group_progressed(int rank) const {
   for (const auto& [r, dump] : rec.dumps) {
-    for (const auto& [name, g] : dump.groups) {
+    for (const std::string& name : group_names(dump)) {
+      const FrGroup* g = group_config(dump, name);
       auto st = dump.status.find(name);
-      if (contains(g.ranks, rank) && st != dump.status.end() && st->second.last_completed >= 0) return true;
+      if (g && contains(g->ranks, rank) && st != dump.status.end() && st->second.last_completed >= 0) return true;
     }
   }
   return false;

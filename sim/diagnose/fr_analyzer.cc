@@ -56,24 +56,16 @@ void fill_lane(const FrDump& dump, const std::string& name, Lane& lane) {
   if (st != dump.status.end()) lane.max_known = std::max(lane.max_known, st->second.last_enqueued);
 }
 
-std::set<std::string> group_names(const FrDump& dump) {
-  std::set<std::string> names;
-  for (const auto& [n, g] : dump.groups) names.insert(n);
-  for (const FrEntry& e : dump.entries) names.insert(e.pg_name);
-  for (const auto& [n, s] : dump.status) names.insert(n);
-  return names;
-}
-
 std::vector<GroupView> build_groups(const std::map<int, FrDump>& dumps) {
   std::map<std::pair<std::string, std::vector<int>>, GroupView> views;
   for (const auto& [rank, dump] : dumps) {
     for (const std::string& n : group_names(dump)) {
-      auto g = dump.groups.find(n);
-      std::vector<int> members = g == dump.groups.end() ? std::vector<int>{} : g->second.ranks;
+      const FrGroup* g = group_config(dump, n);
+      std::vector<int> members = g ? g->ranks : std::vector<int>{};
       GroupView& v = views[{n, members}];
       v.name = n;
       v.members = members;
-      if (g != dump.groups.end() && !g->second.desc.empty()) v.desc = g->second.desc;
+      if (g && !g->desc.empty()) v.desc = g->desc;
       fill_lane(dump, n, v.lanes[rank]);
       if (v.desc.empty()) {
         for (const FrEntry& e : dump.entries) {
@@ -321,6 +313,40 @@ void find_timeouts(const std::map<int, FrDump>& dumps, FrFindings& f) {
 }
 
 }  // namespace
+
+namespace {
+
+// The names a dump gives its groups in entries and pg_status, the empty one aside.
+std::set<std::string> named_in_work(const FrDump& dump) {
+  std::set<std::string> names;
+  for (const FrEntry& e : dump.entries) {
+    if (!e.pg_name.empty()) names.insert(e.pg_name);
+  }
+  for (const auto& [n, st] : dump.status) {
+    if (!n.empty()) names.insert(n);
+  }
+  return names;
+}
+
+}  // namespace
+
+const FrGroup* group_config(const FrDump& dump, const std::string& name) {
+  if (auto g = dump.groups.find(name); g != dump.groups.end()) return &g->second;
+  auto empty = dump.groups.find("");
+  if (name.empty() || empty == dump.groups.end() || dump.groups.size() != 1) return nullptr;
+  const std::set<std::string> named = named_in_work(dump);
+  return named.size() == 1 && *named.begin() == name ? &empty->second : nullptr;
+}
+
+std::vector<std::string> group_names(const FrDump& dump) {
+  std::set<std::string> names = named_in_work(dump);
+  // The empty pg_config name stands for the one group the work names.
+  const bool alias = dump.groups.size() == 1 && dump.groups.count("") && names.size() == 1;
+  for (const auto& [n, g] : dump.groups) {
+    if (!(alias && n.empty())) names.insert(n);
+  }
+  return std::vector<std::string>(names.begin(), names.end());
+}
 
 FrFindings analyze_fr(const std::map<int, FrDump>& dumps) {
   FrFindings f;

@@ -94,6 +94,13 @@ struct FrFindings {
 
 FrFindings analyze_fr(const std::map<int, FrDump>& dumps);
 
+// The pg_config entry of group `name` in `dump`, or null. gloo's recorder keys
+// pg_config by an empty name: when the dump names exactly one group otherwise (in its
+// entries and pg_status), that entry is the one.
+const FrGroup* group_config(const FrDump& dump, const std::string& name);
+// The groups a dump names: pg_config, entries and pg_status (the empty name aliased).
+std::vector<std::string> group_names(const FrDump& dump);
+
 // The global peer of a send or recv entry on `rank` ("nccl:send 0->3": group ranks,
 // mapped through the group's members), or nullopt for a collective.
 struct P2pPeer {

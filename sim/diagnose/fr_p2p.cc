@@ -87,11 +87,11 @@ std::vector<Divergence> find_p2p_divergences(const std::map<int, FrDump>& dumps)
   for (const auto& [rank, dump] : dumps) {
     for (const FrEntry& e : dump.entries) {
       if (!e.is_p2p) continue;
-      auto g = dump.groups.find(e.pg_name);
+      const FrGroup* g = group_config(dump, e.pg_name);
       const std::vector<int> none;
-      std::optional<P2pOp> op = parse_p2p(e, rank, g == dump.groups.end() ? none : g->second.ranks);
+      std::optional<P2pOp> op = parse_p2p(e, rank, g ? g->ranks : none);
       if (!op) continue;
-      desc[e.pg_name] = !e.pg_desc.empty() ? e.pg_desc : g == dump.groups.end() ? "" : g->second.desc;
+      desc[e.pg_name] = !e.pg_desc.empty() ? e.pg_desc : g ? g->desc : "";
       if (op->send) {
         sends[{e.pg_name, op->self, op->peer}].push_back(&e);
       } else {

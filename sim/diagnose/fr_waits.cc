@@ -86,18 +86,17 @@ Progress progress_of(const FrDump& dump, const std::string& name, Group& g) {
 std::map<std::string, Group> collect_groups(const std::map<int, FrDump>& dumps) {
   std::map<std::string, Group> groups;
   for (const auto& [rank, dump] : dumps) {
-    std::set<std::string> names;
-    for (const auto& [n, g] : dump.groups) names.insert(n);
-    for (const auto& [n, st] : dump.status) names.insert(n);
-    for (const FrEntry& e : dump.entries) names.insert(e.pg_name);
-    for (const std::string& n : names) {
+    std::set<std::string> in_entries;
+    for (const FrEntry& e : dump.entries) in_entries.insert(e.pg_name);
+    for (const std::string& n : group_names(dump)) {
+      const FrGroup* c = group_config(dump, n);
       // pg_status keyed by a local pg_id the reader could not map (an empty dump) would
-      // land on another group's global name: a dump's groups are its pg_config.
-      if (!dump.groups.empty() && !dump.groups.count(n)) continue;
+      // land on another group's global name: only the groups the dump names otherwise.
+      if (!c && !in_entries.count(n) && !dump.groups.empty()) continue;
       Group& g = groups[n];
-      if (auto c = dump.groups.find(n); c != dump.groups.end()) {
-        if (g.members.empty()) g.members = c->second.ranks;
-        if (g.desc.empty()) g.desc = c->second.desc;
+      if (c) {
+        if (g.members.empty()) g.members = c->ranks;
+        if (g.desc.empty()) g.desc = c->desc;
       }
       for (const FrEntry& e : dump.entries) {
         if (g.desc.empty() && e.pg_name == n) g.desc = e.pg_desc;
@@ -182,12 +181,11 @@ void find_p2p_blockers(const std::map<int, FrDump>& dumps, const std::map<int, b
     const bool timed = timing_on(dump);
     for (const FrEntry& e : dump.entries) {
       if (!e.is_p2p || finished(e, nullptr, timed)) continue;
-      auto g = dump.groups.find(e.pg_name);
-      const std::optional<P2pPeer> p =
-          p2p_peer(e, rank, g == dump.groups.end() ? std::vector<int>{} : g->second.ranks);
+      const FrGroup* g = group_config(dump, e.pg_name);
+      const std::optional<P2pPeer> p = p2p_peer(e, rank, g ? g->ranks : std::vector<int>{});
       if (!p) continue;
       open.emplace(Key{e.pg_name, rank, p->peer, p->send}, &e);
-      if (g != dump.groups.end() && !g->second.desc.empty()) desc[e.pg_name] = g->second.desc;
+      if (g && !g->desc.empty()) desc[e.pg_name] = g->desc;
     }
   }
   for (const auto& [key, e] : open) {
@@ -287,7 +285,9 @@ WaitGraph build_wait_graph(const std::map<int, FrDump>& dumps) {
   std::map<std::pair<std::string, int64_t>, int> roots_at;
   for (const WaitRoot& r : w.roots) ++roots_at[{r.pg_name, r.seq}];
   // A send or recv waits on one peer: an idle peer is the odd one whatever the counts.
-  for (WaitRoot& r : w.roots) r.minority = r.p2p || roots_at[{r.pg_name, r.seq}] < r.waiters;
+  for (WaitRoot& r : w.roots) {
+    r.minority = r.p2p || r.kind == WaitKind::kNoDump || roots_at[{r.pg_name, r.seq}] < r.waiters;
+  }
   if (w.roots.empty()) common_to_stuck_groups(groups, w);
   return w;
 }
