@@ -280,12 +280,13 @@ bool WalkContext::blame_wait_roots(const Divergence* best) {
   for (const WaitRoot* r : roots) ranks.push_back(r->rank);
   if (best && !best->p2p && best->minority == ranks) return false;
   const WaitRoot& first = *roots.front();
-  bool dead = true, idle = true;
+  bool dead = true, idle = true, skipped = true;
   for (const WaitRoot* r : roots) {
     dead = dead && r->kind == WaitKind::kNoDump;
-    idle = idle && r->kind != WaitKind::kIssuedNotFinished;
+    idle = idle && r->kind == WaitKind::kNeverIssued;
+    skipped = skipped && r->kind == WaitKind::kSkipped;
   }
-  d.cause = dead ? Cause::kRankCrashed : idle ? Cause::kRankStalled : Cause::kUnknown;
+  d.cause = dead ? Cause::kRankCrashed : idle ? Cause::kRankStalled : skipped ? Cause::kMissingCollective : Cause::kUnknown;
   d.culprit_ranks = ranks;
   d.pg_name = first.pg_name;
   d.pg_desc = first.pg_desc;
@@ -298,6 +299,8 @@ bool WalkContext::blame_wait_roots(const Divergence* best) {
               (dead ? ": its process died or its dump was lost"
                     : idle ? ": nothing of its own is pending, so its CPU is stuck before issuing (the GIL, a data "
                              "loader, a Python exception), not its GPU"
+                    : skipped ? ": it is alive and went on to later work, which its peers, still waiting for the "
+                                "skipped op, never reach (a wait-for cycle; its wait began last)"
                            : ": it issued the collective and never finished it (a GPU error, a dead NIC; check XIDs "
                              "and the NIC's port state)"));
   return true;

@@ -340,10 +340,11 @@ const FrGroup* group_config(const FrDump& dump, const std::string& name) {
 
 std::vector<std::string> group_names(const FrDump& dump) {
   std::set<std::string> names = named_in_work(dump);
-  // The empty pg_config name stands for the one group the work names.
-  const bool alias = dump.groups.size() == 1 && dump.groups.count("") && names.size() == 1;
+  // The empty pg_config name stands for the one group the work names, and for none
+  // when it names several (gloo's pg_config then holds only the last group created).
+  const bool drop_empty = !names.empty();
   for (const auto& [n, g] : dump.groups) {
-    if (!(alias && n.empty())) names.insert(n);
+    if (!(drop_empty && n.empty())) names.insert(n);
   }
   return std::vector<std::string>(names.begin(), names.end());
 }
@@ -355,7 +356,7 @@ FrFindings analyze_fr(const std::map<int, FrDump>& dumps) {
   for (const GroupView& v : build_groups(dumps)) {
     ++f.groups;
     for (const auto& [r, lane] : v.lanes) {
-      if (!lane.has_dump) missing.insert(r);
+      if (!lane.has_dump && !dumps.count(r)) missing.insert(r);  // a dump without this group is no missing dump
     }
     if (std::optional<Divergence> d = first_divergence(v)) f.divergences.push_back(*d);
   }

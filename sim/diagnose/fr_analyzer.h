@@ -59,7 +59,9 @@ struct TimedOut {
 enum class WaitKind {
   kNeverIssued,       // enqueued below the waited-for seq, nothing pending anywhere: stuck on its CPU
   kNoDump,            // no dump at all: dead, or its dump was not collected
-  kIssuedNotFinished  // issued it, never finished it, in every stuck group: a GPU error or dead NIC
+  kIssuedNotFinished, // issued it, never finished it, in every stuck group: a GPU error or dead NIC
+  kSkipped            // never issued it but went on to later work, which its peers then wait in
+                      // vain for: the first wait of a cycle (it skipped the collective)
 };
 struct WaitRoot {
   int rank = -1;
@@ -67,7 +69,7 @@ struct WaitRoot {
   std::string pg_name;  // the group (global name) and seq its peers wait at
   std::string pg_desc;
   int64_t seq = -1;
-  std::string op;      // the waiters' op at that seq, if their dumps hold it
+  std::string op;      // the waiters' op at that seq, if their dumps hold it; p2p: the half never posted
   int64_t last_enqueued = -1;  // the root's own pg_status on that group (-1: none)
   bool p2p = false;            // waited on for a send/recv it never posted: seq is the waiter's p2p_seq_id
   int waiters = 0;             // ranks waiting on it there

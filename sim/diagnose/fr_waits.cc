@@ -6,6 +6,7 @@
 // timing off every entry stays `scheduled`. A member with unfinished work waits on
 // the members that never enqueued that seq or left no dump.
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -26,6 +27,7 @@ struct Group {
   std::vector<int> members;
   std::map<int, Progress> at;  // members with a dump
   std::map<int64_t, std::string> op_at;  // seq -> profiling name, from any member
+  std::map<int64_t, std::vector<int64_t>> created_at;  // seq -> enqueue times of its unfinished entries
 };
 
 // Whether the dump's recorder times its work: then an entry ends `completed`, and a
@@ -67,9 +69,10 @@ Progress progress_of(const FrDump& dump, const std::string& name, Group& g) {
     max_seen = std::max(max_seen, e.collective_seq_id);
     if (finished(e, st, timed)) {
       max_done = std::max(max_done, e.collective_seq_id);
-    } else if (first_open < 0 || e.collective_seq_id < first_open) {
-      first_open = e.collective_seq_id;
+      continue;
     }
+    if (first_open < 0 || e.collective_seq_id < first_open) first_open = e.collective_seq_id;
+    if (e.time_created_ns > 0) g.created_at[e.collective_seq_id].push_back(e.time_created_ns);
   }
   if (st) {
     p.enqueued = std::max(st->last_enqueued, max_seen);
@@ -128,11 +131,19 @@ struct Blocked {
 // pending is a link in a chain, and its waiters wait, through it, on the root.
 using WaitsOn = std::map<int, std::set<int>>;
 
+// The earliest wait on a blocker that has work of its own pending: in a cycle (each
+// waits on the other), the first wait names the rank that went on without the op.
+struct FirstWait {
+  int64_t time_ns = INT64_MAX;
+  WaitRoot root;
+  std::set<int> waiters;
+};
+
 // For each seq some member waits at, the members that never enqueued it or left no
 // dump: sorting the members by what they enqueued makes each seq one scan.
 void find_blockers(const std::string& name, const Group& g, const std::map<int, FrDump>& dumps,
                    const std::map<int, bool>& pending, std::map<int, Blocked>& blocked, WaitsOn& chain,
-                   WaitGraph& w) {
+                   std::map<int, FirstWait>& first_wait, WaitGraph& w) {
   std::map<int64_t, std::vector<int>> waiting_at;  // seq -> waiters
   for (const auto& [r, p] : g.at) {
     if (p.waits_at >= 0) waiting_at[p.waits_at].push_back(r);
@@ -152,6 +163,20 @@ void find_blockers(const std::string& name, const Group& g, const std::map<int, 
       const bool no_dump = enq == -2;
       if (!no_dump && pending.at(r)) {  // itself waiting: a link in a chain, not a root
         chain[r].insert(waiters.begin(), waiters.end());
+        // When the waiters enqueued it: the median, since the rank that went on early
+        // may itself be among them, with an op enqueued out of turn.
+        auto t = g.created_at.find(seq);
+        if (t == g.created_at.end() || t->second.empty()) continue;
+        std::vector<int64_t> times = t->second;
+        std::nth_element(times.begin(), times.begin() + static_cast<long>(times.size() / 2), times.end());
+        const int64_t when = times[times.size() / 2];
+        FirstWait& f = first_wait[r];
+        if (when < f.time_ns) {
+          f.time_ns = when;
+          f.root = WaitRoot{r, WaitKind::kSkipped, name, g.desc, seq, g.op_at.count(seq) ? g.op_at.at(seq) : "",
+                            enq, false, 0, true};
+          f.waiters = std::set<int>(waiters.begin(), waiters.end());
+        }
         continue;
       }
       Blocked& b = blocked[r];
@@ -169,11 +194,21 @@ void find_blockers(const std::string& name, const Group& g, const std::map<int, 
   }
 }
 
+// The half that pairs with `op`: "nccl:send 0->1" pairs with "nccl:recv 1<-0".
+std::string partner_op(const std::string& op) {
+  const size_t colon = op.find(':'), sp = op.find(' ');
+  const bool send = op.compare(colon + 1, 5, "send ") == 0;
+  const size_t arrow = op.find(send ? "->" : "<-");
+  if (colon == std::string::npos || sp == std::string::npos || arrow == std::string::npos || arrow < sp) return op;
+  const std::string a = op.substr(sp + 1, arrow - sp - 1), b = op.substr(arrow + 2);
+  return op.substr(0, colon + 1) + (send ? "recv " + b + "<-" + a : "send " + b + "->" + a);
+}
+
 // Point-to-point: a rank blocked in a send or recv waits on its peer when the peer has
 // no matching half pending (a send to q pairs with q's recv from this rank). Works on
 // the pending window alone, so onlyActive dumps of long pipelines need no history.
 void find_p2p_blockers(const std::map<int, FrDump>& dumps, const std::map<int, bool>& pending,
-                       std::map<int, Blocked>& blocked, WaitsOn& chain) {
+                       std::map<int, Blocked>& blocked, WaitsOn& chain, std::map<int, FirstWait>& first_wait) {
   using Key = std::tuple<std::string, int, int, bool>;  // pg, self, peer, self sends
   std::map<Key, const FrEntry*> open;                    // the oldest unfinished op per direction
   std::map<std::string, std::string> desc;
@@ -194,6 +229,13 @@ void find_p2p_blockers(const std::map<int, FrDump>& dumps, const std::map<int, b
     const bool no_dump = !dumps.count(peer);
     if (!no_dump && pending.at(peer)) {
       chain[peer].insert(self);
+      FirstWait& f = first_wait[peer];
+      if (e->time_created_ns > 0 && e->time_created_ns < f.time_ns) {
+        f.time_ns = e->time_created_ns;
+        f.root = WaitRoot{peer, WaitKind::kSkipped, pg, desc.count(pg) ? desc[pg] : e->pg_desc, e->p2p_seq_id,
+                          partner_op(e->profiling_name), -1, true, 0, true};
+        f.waiters = {self};
+      }
       continue;
     }
     Blocked& b = blocked[peer];
@@ -203,7 +245,7 @@ void find_p2p_blockers(const std::map<int, FrDump>& dumps, const std::map<int, b
       b.root.pg_name = pg;
       b.root.pg_desc = desc.count(pg) ? desc[pg] : e->pg_desc;
       b.root.seq = e->p2p_seq_id;
-      b.root.op = e->profiling_name;
+      b.root.op = partner_op(e->profiling_name);
       b.root.p2p = true;
     }
     b.waiters.insert(self);
@@ -253,6 +295,22 @@ void common_to_stuck_groups(const std::map<std::string, Group>& groups, WaitGrap
   }
 }
 
+// Every waited-on rank is itself waiting: a cycle (a rank skipped an op and went on
+// to one its peers, blocked in the skipped op, never reach). The wait that began
+// first is the original one; the rank it waits on went on without the op.
+void skipped_in_cycle(const std::map<int, FirstWait>& first_wait, WaitGraph& w) {
+  const FirstWait* best = nullptr;
+  for (const auto& [r, f] : first_wait) {
+    if (f.time_ns == INT64_MAX) continue;
+    if (!best || f.time_ns < best->time_ns) best = &f;
+  }
+  if (!best) return;
+  WaitRoot root = best->root;
+  root.waiters = static_cast<int>(best->waiters.size());
+  root.minority = true;  // the times decide, not the counts
+  w.roots.push_back(root);
+}
+
 }  // namespace
 
 WaitGraph build_wait_graph(const std::map<int, FrDump>& dumps) {
@@ -265,8 +323,9 @@ WaitGraph build_wait_graph(const std::map<int, FrDump>& dumps) {
   }
   std::map<int, Blocked> blocked;
   WaitsOn chain;
-  for (const auto& [name, g] : groups) find_blockers(name, g, dumps, pending, blocked, chain, w);
-  find_p2p_blockers(dumps, pending, blocked, chain);
+  std::map<int, FirstWait> first_wait;
+  for (const auto& [name, g] : groups) find_blockers(name, g, dumps, pending, blocked, chain, first_wait, w);
+  find_p2p_blockers(dumps, pending, blocked, chain, first_wait);
   std::set<int> waiting;
   for (const auto& [r, b] : blocked) {
     WaitRoot root = b.root;
@@ -288,6 +347,7 @@ WaitGraph build_wait_graph(const std::map<int, FrDump>& dumps) {
   for (WaitRoot& r : w.roots) {
     r.minority = r.p2p || r.kind == WaitKind::kNoDump || roots_at[{r.pg_name, r.seq}] < r.waiters;
   }
+  if (w.roots.empty()) skipped_in_cycle(first_wait, w);
   if (w.roots.empty()) common_to_stuck_groups(groups, w);
   return w;
 }
@@ -297,6 +357,7 @@ std::string to_string(WaitKind kind) {
     case WaitKind::kNeverIssued: return "never issued it, nothing pending anywhere";
     case WaitKind::kNoDump: return "left no dump";
     case WaitKind::kIssuedNotFinished: return "issued it and never finished";
+    case WaitKind::kSkipped: return "never issued it and went on to later work";
   }
   return "?";
 }

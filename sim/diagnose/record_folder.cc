@@ -255,6 +255,7 @@ struct JobShape {
 JobShape job_shape(const FrDump& d) {
   JobShape s;
   for (const auto& [name, g] : d.groups) {
+    if (name.empty()) continue;  // gloo keys pg_config by an empty name: only its last group
     s.groups[name] = {g.desc, g.ranks.size()};
     for (int r : g.ranks) s.world = std::max(s.world, r + 1);
   }

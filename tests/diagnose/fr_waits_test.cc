@@ -155,6 +155,45 @@ TEST(FrWaits, SendWhosePeerNeverPostedTheRecv) {
   EXPECT_TRUE(build_wait_graph(dumps).roots.empty());
 }
 
+// A wait-for cycle: rank 3 skipped its dp all_reduce (seq 3) and went on to the world
+// all_reduce, which rank 1, blocked in that dp all_reduce, never reaches. Everyone
+// waited on is itself waiting; the wait that began first (rank 1's, in dp) names rank 3.
+TEST(FrWaits, ACycleIsBrokenAtTheFirstWait) {
+  std::map<int, FrDump> dumps;
+  for (int r = 0; r < 4; ++r) {
+    FrDump& d = dumps[r];
+    d.rank = r;
+    d.groups["0"] = FrGroup{"0", "default_pg", {0, 1, 2, 3}};
+    const std::string dp = r % 2 ? "6" : "5";
+    d.groups[dp] = FrGroup{dp, "dp", r % 2 ? std::vector<int>{1, 3} : std::vector<int>{0, 2}};
+    if (r == 1) {
+      d.status["0"] = FrStatus{2, -1, 2};
+      d.status[dp] = FrStatus{3, -1, 2};
+      FrEntry e = pending_entry(dp, 3, "nccl:all_reduce");
+      e.time_created_ns = 90;
+      d.entries.push_back(e);
+    } else {
+      d.status["0"] = FrStatus{3, -1, 2};
+      d.status[dp] = r == 3 ? FrStatus{2, -1, 2} : FrStatus{3, -1, 3};
+      FrEntry e = pending_entry("0", 3, "nccl:all_reduce");
+      e.time_created_ns = r == 3 ? 80 : 110 + r;  // rank 3 got there early: it skipped an op
+      d.entries.push_back(e);
+    }
+  }
+  const WaitGraph w = build_wait_graph(dumps);
+  ASSERT_EQ(w.roots.size(), 1u);
+  EXPECT_EQ(w.roots[0].rank, 3);
+  EXPECT_EQ(w.roots[0].kind, WaitKind::kSkipped);
+  EXPECT_EQ(w.roots[0].pg_name, "6");
+  Record rec;
+  rec.dumps = dumps;
+  const Diagnosis d = diagnose_record(rec);
+  EXPECT_EQ(d.verdict, Verdict::kHang);
+  EXPECT_EQ(d.cause, Cause::kMissingCollective);
+  EXPECT_EQ(d.culprit_ranks, std::vector<int>{3});
+  EXPECT_EQ(d.collective_seq_id, 3);
+}
+
 // A pipeline job at scale: 1,024 ranks, each in a world group, a tensor-parallel group
 // of 8, a data-parallel group and two pipeline pairs carrying 2,000 p2p entries each;
 // rank 77 stalled before its tp collective. The analysis stays linear-ish: it runs in
