@@ -319,7 +319,7 @@ bool WalkContext::blame_log_desync() {
   d.op = profiling_name_of_op_type(x.op);
   found_ = x.found;
   expected_ = x.expected;
-  note(5, "job.log: " + x.implies);
+  note(5, log_name() + ": " + x.implies);
   if (x.tie) {
     note(5, "as many ranks on each side: the side holding the lowest rank is named (rank-conditional code is "
             "nearly always `if rank == 0`); low confidence");
@@ -353,7 +353,7 @@ bool WalkContext::blame_log_silent() {
   d.pg_desc = w.pg_desc;
   d.collective_seq_id = w.seq;
   d.op = profiling_name_of_op_type(w.op_type);
-  note(5, "job.log: " + ranks_text(silent) + " of the job has no watchdog record, while the others time out at " +
+  note(5, log_name() + ": " + ranks_text(silent) + " of the job has no watchdog record, while the others time out at " +
               "SeqNum=" + std::to_string(w.seq) + " " + w.op_type + ": nothing of theirs was pending, so they never "
               "issued it (stuck on the CPU: the GIL, a data loader, a Python exception) -> rank_stalled");
   return true;

@@ -353,6 +353,7 @@ std::optional<Diagnostic> read_other_logs(const fs::path& dir, Record& rec) {
     });
     if (p.extension() == ".txt" && !is_log) continue;
     rec.files.push_back(p.string());
+    rec.log_files.emplace_back(rec.log_lines.size(), p.filename().string());
     rec.log_lines.insert(rec.log_lines.end(), lines->begin(), lines->end());
   }
   return std::nullopt;
@@ -398,6 +399,7 @@ Result<Record> read_record(const std::string& dir) {
     auto t = read_lines(*p);
     if (!t) return t.errors();
     rec.log_lines = std::move(*t);
+    rec.log_files.emplace_back(0, p->filename().string());
   }
   if (std::optional<Diagnostic> err = read_other_logs(root, rec)) return *err;
   if (auto p = present(OutputFile::kTrace)) {

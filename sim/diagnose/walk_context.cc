@@ -82,7 +82,7 @@ void WalkContext::note_watchdogs() {
   auto numel = [](const WatchdogLine& w) {
     return w.numel_in < 0 ? std::string() : " NumelIn=" + std::to_string(w.numel_in);
   };
-  note(3, "job.log line " + std::to_string(first.line_no) + ": rank " + std::to_string(first.rank) +
+  note(3, log_place(first.line_no) + ": rank " + std::to_string(first.rank) +
               " timed out first, SeqNum=" + std::to_string(first.seq) + " OpType=" + first.op_type + numel(first) +
               " (the first to time out is usually a waiting victim, not the culprit)");
   // Per process group: the (SeqNum, OpType, NumelIn) each rank timed out at. The
@@ -126,6 +126,23 @@ void WalkContext::note_pg_status() {
     if (by_value.size() > 1) t += " -> the minority is the odd one out";
     note(3, t);
   }
+}
+
+std::string WalkContext::log_name() const {
+  if (rec.log_files.size() == 1) return rec.log_files.front().second;
+  return rec.log_files.empty() ? "job.log" : "the logs";
+}
+
+std::string WalkContext::log_place(size_t line_no) const {
+  std::string file = "job.log";
+  size_t first = 0;
+  for (const auto& [at, name] : rec.log_files) {
+    if (at < line_no) {
+      file = name;
+      first = at;
+    }
+  }
+  return file + " line " + std::to_string(line_no - first);
 }
 
 void WalkContext::note_waits() {

@@ -23,6 +23,8 @@ class WalkContext {
   void note_watchdogs();
   void note_pg_status();
   void note_waits();
+  std::string log_name() const;                  // "job.log", "train.log", or "the logs"
+  std::string log_place(size_t line_no) const;   // "train.log line 4" for a line of rec.log_lines
   bool counts(const Divergence& div) const;  // does this divergence matter for the verdict?
   std::string describe(const Divergence& div) const;
   void blame_hang();

@@ -182,6 +182,10 @@ TEST(RealLogs, Myria3dRankThatNeverIssued) {
   EXPECT_EQ(d.cause, Cause::kRankStalled);
   EXPECT_EQ(d.culprit_ranks, std::vector<int>{0});
   EXPECT_EQ(d.collective_seq_id, 3);
+  // The evidence names the file the record is in, and its line there.
+  bool named = false;
+  for (const Evidence& e : d.evidence) named = named || e.text.rfind("train.log line 4:", 0) == 0;
+  EXPECT_TRUE(named);
 }
 
 // TORCH_DISTRIBUTED_DEBUG=DETAIL names both sides of the desync: a broadcast against
