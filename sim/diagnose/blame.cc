@@ -3,6 +3,7 @@
 // lacks an op is told apart as crashed, stalled (idle, no later work) or skipping.
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
 #include "sim/diagnose/walk_context.h"
 
@@ -60,9 +61,9 @@ bool WalkContext::finished_its_steps(int rank, const std::string& pg) const {
   }
   if (dump.entries.back().step != rec.summary->steps_planned) return false;
   auto own = dump.status.find(pg);
-  auto g = dump.groups.find(pg);
-  if (own == dump.status.end() || g == dump.groups.end()) return false;
-  for (int peer : g->second.ranks) {
+  const FrGroup* g = group_config(dump, pg);
+  if (own == dump.status.end() || !g) return false;
+  for (int peer : g->ranks) {
     auto pd = rec.dumps.find(peer);
     if (peer == rank || pd == rec.dumps.end()) continue;
     auto ps = pd->second.status.find(pg);
@@ -161,9 +162,10 @@ bool WalkContext::blame_crash_from_summary() {
 // Whether any member of a group that holds `rank` completed a collective on it.
 bool WalkContext::group_progressed(int rank) const {
   for (const auto& [r, dump] : rec.dumps) {
-    for (const auto& [name, g] : dump.groups) {
+    for (const std::string& name : group_names(dump)) {
+      const FrGroup* g = group_config(dump, name);
       auto st = dump.status.find(name);
-      if (contains(g.ranks, rank) && st != dump.status.end() && st->second.last_completed >= 0) return true;
+      if (g && contains(g->ranks, rank) && st != dump.status.end() && st->second.last_completed >= 0) return true;
     }
   }
   return false;
@@ -244,9 +246,10 @@ void WalkContext::blame_hang() {
       }
     }
   }
-  if (best) {
+  if (blame_wait_roots(best)) {
+  } else if (best) {
     blame_divergence(*best);
-  } else if (!blame_without_divergence()) {
+  } else if (!blame_log_desync() && !blame_without_divergence() && !blame_log_silent()) {
     d.cause = Cause::kUnknown;
     note(5, "no divergence, no idle or dead rank: a fabric stall or a desync the evidence cannot show");
   }
@@ -261,6 +264,99 @@ void WalkContext::blame_hang() {
     d.collective_seq_id = rec.summary->hang_seq;
     d.op = rec.summary->hang_op;
   }
+}
+
+// Real dumps (no summary.json): the ranks whose absence explains every wait, when
+// they are the minority where they are waited on. A mismatch is a definite bug and
+// wins; a divergence that names the same ranks keeps its finer classification.
+bool WalkContext::blame_wait_roots(const Divergence* best) {
+  if (rec.summary || (best && best->kind != DivergenceKind::kPresence)) return false;
+  std::vector<const WaitRoot*> roots;
+  for (const WaitRoot& r : fr.waits.roots) {
+    if (r.minority) roots.push_back(&r);
+  }
+  if (roots.empty()) return false;
+  std::vector<int> ranks;
+  for (const WaitRoot* r : roots) ranks.push_back(r->rank);
+  if (best && !best->p2p && best->minority == ranks) return false;
+  const WaitRoot& first = *roots.front();
+  bool dead = true, idle = true, skipped = true;
+  for (const WaitRoot* r : roots) {
+    dead = dead && r->kind == WaitKind::kNoDump;
+    idle = idle && r->kind == WaitKind::kNeverIssued;
+    skipped = skipped && r->kind == WaitKind::kSkipped;
+  }
+  d.cause = dead ? Cause::kRankCrashed : idle ? Cause::kRankStalled : skipped ? Cause::kMissingCollective : Cause::kUnknown;
+  d.culprit_ranks = ranks;
+  d.pg_name = first.pg_name;
+  d.pg_desc = first.pg_desc;
+  (first.p2p ? d.p2p_seq_id : d.collective_seq_id) = first.seq;
+  d.op = first.op;
+  note(5, ranks_text(ranks) + " " + to_string(first.kind) + " at pg " + first.pg_name +
+              (first.p2p ? " (the partner of " + first.op + " p2p_seq_id " : " seq ") + std::to_string(first.seq) +
+              (first.p2p ? ")" : "") + ", and " + std::to_string(fr.waits.waiting) +
+              " rank(s) wait on it: its absence explains every wait -> " + std::string(to_string(d.cause)) +
+              (dead ? ": its process died or its dump was lost"
+                    : idle ? ": nothing of its own is pending, so its CPU is stuck before issuing (the GIL, a data "
+                             "loader, a Python exception), not its GPU"
+                    : skipped ? ": it is alive and went on to later work, which its peers, still waiting for the "
+                                "skipped op, never reach (a wait-for cycle; its wait began last)"
+                           : ": it issued the collective and never finished it (a GPU error, a dead NIC; check XIDs "
+                             "and the NIC's port state)"));
+  return true;
+}
+
+// No flight-recorder divergence to go by: the watchdog records alone. Ranks of one
+// group that timed out at different work name the desync and its sequence number.
+bool WalkContext::blame_log_desync() {
+  if (!log_desync) return false;
+  const LogDesync& x = *log_desync;
+  d.cause = x.cause;
+  d.culprit_ranks = x.culprits;
+  d.pg_name = x.pg;
+  d.pg_desc = x.pg_desc;
+  d.collective_seq_id = x.seq;
+  d.op = profiling_name_of_op_type(x.op);
+  found_ = x.found;
+  expected_ = x.expected;
+  note(5, log_name() + ": " + x.implies);
+  if (x.tie) {
+    note(5, "as many ranks on each side: the side holding the lowest rank is named (rank-conditional code is "
+            "nearly always `if rank == 0`); low confidence");
+  }
+  return true;
+}
+
+// Every timed-out rank waits at the same work, and ranks the log shows alive timed out
+// at nothing: nothing of theirs was pending, so they never issued the collective.
+bool WalkContext::blame_log_silent() {
+  if (watchdogs.size() < 2) return false;
+  // The job's ranks: those the log names, and every rank below the highest that timed
+  // out (ranks count from 0). Only on the default group, where [Rank N] is global.
+  std::set<int> known(log_extras.ranks_seen.begin(), log_extras.ranks_seen.end());
+  std::set<int> timed_out;
+  for (const WatchdogLine& w : watchdogs) {
+    const bool world = w.pg.empty() || w.pg == "0" || w.pg_desc == "default_pg";
+    if (!world || w.rank < 0) return false;
+    timed_out.insert(w.rank);
+  }
+  for (int r = 0; r < *timed_out.rbegin(); ++r) known.insert(r);
+  std::vector<int> silent;
+  for (int r : known) {
+    if (!timed_out.count(r)) silent.push_back(r);
+  }
+  if (silent.empty()) return false;
+  const WatchdogLine& w = watchdogs.front();
+  d.cause = Cause::kRankStalled;
+  d.culprit_ranks = silent;
+  d.pg_name = w.pg;
+  d.pg_desc = w.pg_desc;
+  d.collective_seq_id = w.seq;
+  d.op = profiling_name_of_op_type(w.op_type);
+  note(5, log_name() + ": " + ranks_text(silent) + " of the job has no watchdog record, while the others time out at " +
+              "SeqNum=" + std::to_string(w.seq) + " " + w.op_type + ": nothing of theirs was pending, so they never "
+              "issued it (stuck on the CPU: the GIL, a data loader, a Python exception) -> rank_stalled");
+  return true;
 }
 
 void WalkContext::blame_model_slow_link() {

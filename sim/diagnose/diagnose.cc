@@ -34,10 +34,18 @@ void step_hang_or_slow(WalkContext& c) {
                   ")");
     v = Verdict::kHang;
   } else if (!c.watchdogs.empty()) {
-    c.note(1, "job.log: " + std::to_string(c.watchdogs.size()) + " watchdog timeout line(s)");
+    c.note(1, c.log_name() + ": " + std::to_string(c.watchdogs.size()) + " watchdog timeout line(s)");
+    v = Verdict::kHang;
+  } else if (c.fingerprint) {
+    c.note(1, c.log_name() + ": TORCH_DISTRIBUTED_DEBUG=DETAIL stopped the job on a collective mismatch that would have hung");
     v = Verdict::kHang;
   } else if (c.has_mismatch()) {
     c.note(1, "FR: matched collectives differ, and such collectives never complete");
+    v = Verdict::kHang;
+  } else if (!c.fr.waits.roots.empty()) {
+    c.note(1, "FR: " + std::to_string(c.fr.waits.waiting) + " rank(s) hold unfinished collectives that wait on peers " +
+                  "which never issued them or left no dump (a dump is taken when a watchdog fires, so pending "
+                  "work that nobody can finish is the hang)");
     v = Verdict::kHang;
   } else if (c.util.progress_stopped && c.util.kind != UtilKind::kBusy) {
     c.note(1, "telemetry: every rank's step stopped changing at " +
@@ -60,12 +68,22 @@ void step_watchdog(WalkContext& c) {
   if (c.rec.log_lines.empty()) {
     c.note(3, "no job.log: skipped");
   } else if (c.watchdogs.empty()) {
-    c.note(3, "job.log: no watchdog timeout line");
+    c.note(3, c.log_name() + ": no watchdog timeout line");
   } else {
     c.note_watchdogs();
   }
+  const LogExtras& x = c.log_extras;
+  if (!x.heartbeat.empty()) {
+    c.note(3, c.log_name() + ": " + std::to_string(x.heartbeat.size()) + " heartbeat-monitor line(s) (the watchdog thread "
+              "itself stuck, or a dump signal from a peer), first: " + x.heartbeat.front().substr(0, 160));
+  }
+  if (!x.nccl_warn.empty() && c.net_errors.empty()) {
+    c.note(3, c.log_name() + ": " + std::to_string(x.nccl_warn.size()) + " NCCL WARN line(s), first: " +
+              x.nccl_warn.front().substr(0, 160));
+  }
+  for (size_t i = 0; i < x.ras.size() && i < 4; ++i) c.note(3, "ncclras: " + x.ras[i].substr(0, 160));
   if (!c.crashed.empty()) {
-    c.note(3, "job.log: rank(s) " + format_ranks(c.crashed) + " crashed or exited before any timeout");
+    c.note(3, c.log_name() + ": rank(s) " + format_ranks(c.crashed) + " crashed or exited before any timeout");
   }
   c.note_pg_status();
 }
@@ -87,6 +105,7 @@ void step_alignment(WalkContext& c) {
     c.note(4, c.describe(d));
   }
   if (shown == 0) c.note(4, "every group agrees at every sequence number its members hold");
+  if (!c.rec.summary) c.note_waits();
   if (!c.model.text.empty()) c.note(4, c.model.text);
 }
 

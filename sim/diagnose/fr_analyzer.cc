@@ -15,6 +15,22 @@ namespace {
 const char kAbsent[] = "\x01" "absent";
 const char kEnqueuedNoEntry[] = "\x02" "enqueued";
 
+// Collectives whose sizes differ from rank to rank by design: all-to-all with splits
+// (expert parallelism's alltoallv), gather and scatter (only the root holds the list).
+// Their sizes are no evidence of a mismatch; their type and dtypes still are.
+bool variable_size(const std::string& profiling_name) {
+  for (const char* op : {"all_to_all", "alltoall", "gather", "scatter"}) {
+    if (profiling_name.find(op) != std::string::npos && profiling_name.find("all_gather") == std::string::npos &&
+        profiling_name.find("reduce_scatter") == std::string::npos)
+      return true;
+  }
+  return false;
+}
+
+std::string sizes_key(const FrEntry& e) {
+  return variable_size(e.profiling_name) ? std::string("*|*") : e.input_sizes + "|" + e.output_sizes;
+}
+
 // One member's view of one group.
 struct Lane {
   bool has_dump = false;
@@ -40,24 +56,16 @@ void fill_lane(const FrDump& dump, const std::string& name, Lane& lane) {
   if (st != dump.status.end()) lane.max_known = std::max(lane.max_known, st->second.last_enqueued);
 }
 
-std::set<std::string> group_names(const FrDump& dump) {
-  std::set<std::string> names;
-  for (const auto& [n, g] : dump.groups) names.insert(n);
-  for (const FrEntry& e : dump.entries) names.insert(e.pg_name);
-  for (const auto& [n, s] : dump.status) names.insert(n);
-  return names;
-}
-
 std::vector<GroupView> build_groups(const std::map<int, FrDump>& dumps) {
   std::map<std::pair<std::string, std::vector<int>>, GroupView> views;
   for (const auto& [rank, dump] : dumps) {
     for (const std::string& n : group_names(dump)) {
-      auto g = dump.groups.find(n);
-      std::vector<int> members = g == dump.groups.end() ? std::vector<int>{} : g->second.ranks;
+      const FrGroup* g = group_config(dump, n);
+      std::vector<int> members = g ? g->ranks : std::vector<int>{};
       GroupView& v = views[{n, members}];
       v.name = n;
       v.members = members;
-      if (g != dump.groups.end() && !g->second.desc.empty()) v.desc = g->second.desc;
+      if (g && !g->desc.empty()) v.desc = g->desc;
       fill_lane(dump, n, v.lanes[rank]);
       if (v.desc.empty()) {
         for (const FrEntry& e : dump.entries) {
@@ -90,7 +98,7 @@ std::optional<std::string> class_at(const Lane& lane, int64_t seq, bool use_name
   }
   const FrEntry& e = *it->second;
   *entry = &e;
-  std::string key = e.profiling_name + "|" + e.input_sizes + "|" + e.output_sizes + "|" +
+  std::string key = e.profiling_name + "|" + sizes_key(e) + "|" +
                     e.input_dtypes + "|" + e.output_dtypes;
   if (use_names) key += "|" + e.op_name;
   return key;
@@ -102,8 +110,8 @@ const FrEntry* entry_at(const Lane& lane, int64_t seq) {
 }
 
 bool same_op(const FrEntry* a, const FrEntry* b) {
-  return a && b && a->profiling_name == b->profiling_name && a->input_sizes == b->input_sizes &&
-         a->output_sizes == b->output_sizes && a->input_dtypes == b->input_dtypes &&
+  return a && b && a->profiling_name == b->profiling_name && sizes_key(*a) == sizes_key(*b) &&
+         a->input_dtypes == b->input_dtypes &&
          a->output_dtypes == b->output_dtypes &&
          (a->op_name.empty() || b->op_name.empty() || a->op_name == b->op_name);
 }
@@ -139,7 +147,7 @@ void describe_mismatch(const FrEntry& want, const FrEntry& got, Divergence& d) {
     d.kind = DivergenceKind::kType;
     d.expected = want.profiling_name;
     d.found = got.profiling_name;
-  } else if (want.input_sizes != got.input_sizes || want.output_sizes != got.output_sizes) {
+  } else if (sizes_key(want) != sizes_key(got)) {
     d.kind = DivergenceKind::kSize;
     d.expected = "input sizes " + want.input_sizes + ", output sizes " + want.output_sizes;
     d.found = "input sizes " + got.input_sizes + ", output sizes " + got.output_sizes;
@@ -284,7 +292,12 @@ void find_timeouts(const std::map<int, FrDump>& dumps, FrFindings& f) {
   }
   for (const auto& [rank, dump] : dumps) {
     for (const FrEntry& e : dump.entries) {
-      if (e.state == "completed") continue;
+      // With timing off an entry stays `scheduled` (and is retired) once done: pg_status
+      // says whether its group completed it.
+      auto st = dump.status.find(e.pg_name);
+      const bool done_by_status =
+          !e.is_p2p && st != dump.status.end() && e.collective_seq_id >= 0 && e.collective_seq_id <= st->second.last_completed;
+      if (e.state == "completed" || done_by_status) continue;
       const bool aged = e.timeout_ms > 0 && e.time_created_ns > 0 &&
                         f.now_ns - e.time_created_ns > e.timeout_ms * 1000000;
       if (!e.retired && !aged) continue;
@@ -301,6 +314,41 @@ void find_timeouts(const std::map<int, FrDump>& dumps, FrFindings& f) {
 
 }  // namespace
 
+namespace {
+
+// The names a dump gives its groups in entries and pg_status, the empty one aside.
+std::set<std::string> named_in_work(const FrDump& dump) {
+  std::set<std::string> names;
+  for (const FrEntry& e : dump.entries) {
+    if (!e.pg_name.empty()) names.insert(e.pg_name);
+  }
+  for (const auto& [n, st] : dump.status) {
+    if (!n.empty()) names.insert(n);
+  }
+  return names;
+}
+
+}  // namespace
+
+const FrGroup* group_config(const FrDump& dump, const std::string& name) {
+  if (auto g = dump.groups.find(name); g != dump.groups.end()) return &g->second;
+  auto empty = dump.groups.find("");
+  if (name.empty() || empty == dump.groups.end() || dump.groups.size() != 1) return nullptr;
+  const std::set<std::string> named = named_in_work(dump);
+  return named.size() == 1 && *named.begin() == name ? &empty->second : nullptr;
+}
+
+std::vector<std::string> group_names(const FrDump& dump) {
+  std::set<std::string> names = named_in_work(dump);
+  // The empty pg_config name stands for the one group the work names, and for none
+  // when it names several (gloo's pg_config then holds only the last group created).
+  const bool drop_empty = !names.empty();
+  for (const auto& [n, g] : dump.groups) {
+    if (!(drop_empty && n.empty())) names.insert(n);
+  }
+  return std::vector<std::string>(names.begin(), names.end());
+}
+
 FrFindings analyze_fr(const std::map<int, FrDump>& dumps) {
   FrFindings f;
   find_timeouts(dumps, f);
@@ -308,11 +356,12 @@ FrFindings analyze_fr(const std::map<int, FrDump>& dumps) {
   for (const GroupView& v : build_groups(dumps)) {
     ++f.groups;
     for (const auto& [r, lane] : v.lanes) {
-      if (!lane.has_dump) missing.insert(r);
+      if (!lane.has_dump && !dumps.count(r)) missing.insert(r);  // a dump without this group is no missing dump
     }
     if (std::optional<Divergence> d = first_divergence(v)) f.divergences.push_back(*d);
   }
   f.missing_dumps.assign(missing.begin(), missing.end());
+  f.waits = build_wait_graph(dumps);
   std::stable_sort(f.divergences.begin(), f.divergences.end(), more_telling);
   for (Divergence& d : find_p2p_divergences(dumps)) f.divergences.push_back(std::move(d));
   return f;

@@ -49,6 +49,41 @@ struct TimedOut {
   std::string why;  // "retired, not completed" or "older than its timeout"
 };
 
+// The wait-for graph over pending collectives: a rank with unfinished work in a group
+// waits on the members that never issued that sequence number (pg_status
+// last_enqueued below it, or an empty dump) or left no dump. The roots are the ranks
+// whose absence explains every wait: waited on, with nothing pending of their own.
+// Works on onlyActive dumps (pending work only) and timing-off dumps (every entry
+// `scheduled`): pg_status and the pending window are the evidence. Cost is linear in
+// the entries plus, per group, its members sorted once.
+enum class WaitKind {
+  kNeverIssued,       // enqueued below the waited-for seq, nothing pending anywhere: stuck on its CPU
+  kNoDump,            // no dump at all: dead, or its dump was not collected
+  kIssuedNotFinished, // issued it, never finished it, in every stuck group: a GPU error or dead NIC
+  kSkipped            // never issued it but went on to later work, which its peers then wait in
+                      // vain for: the first wait of a cycle (it skipped the collective)
+};
+struct WaitRoot {
+  int rank = -1;
+  WaitKind kind = WaitKind::kNeverIssued;
+  std::string pg_name;  // the group (global name) and seq its peers wait at
+  std::string pg_desc;
+  int64_t seq = -1;
+  std::string op;      // the waiters' op at that seq, if their dumps hold it; p2p: the half never posted
+  int64_t last_enqueued = -1;  // the root's own pg_status on that group (-1: none)
+  bool p2p = false;            // waited on for a send/recv it never posted: seq is the waiter's p2p_seq_id
+  int waiters = 0;             // ranks waiting on it there
+  bool minority = true;        // fewer such ranks than waiters there: the odd ones out. Otherwise
+                               // the waiters may be the odd ones (they issued an extra op)
+};
+struct WaitGraph {
+  std::vector<WaitRoot> roots;  // by rank
+  int waiting = 0;              // ranks with unfinished collectives blocked by a peer
+  int stuck_groups = 0;         // group instances where someone waits
+};
+WaitGraph build_wait_graph(const std::map<int, FrDump>& dumps);
+std::string to_string(WaitKind kind);
+
 struct FrFindings {
   std::vector<Divergence> divergences;  // at most one per group, most telling first
   std::vector<int> missing_dumps;       // ranks some pg_config names but with no dump
@@ -56,9 +91,25 @@ struct FrFindings {
   int64_t now_ns = 0;                   // latest timestamp seen in any dump
   std::map<int, int64_t> last_enqueue_ns;  // per rank: its newest entry's enqueue time
   int groups = 0;                          // groups compared
+  WaitGraph waits;                         // who waits on whom in the pending window
 };
 
 FrFindings analyze_fr(const std::map<int, FrDump>& dumps);
+
+// The pg_config entry of group `name` in `dump`, or null. gloo's recorder keys
+// pg_config by an empty name: when the dump names exactly one group otherwise (in its
+// entries and pg_status), that entry is the one.
+const FrGroup* group_config(const FrDump& dump, const std::string& name);
+// The groups a dump names: pg_config, entries and pg_status (the empty name aliased).
+std::vector<std::string> group_names(const FrDump& dump);
+
+// The global peer of a send or recv entry on `rank` ("nccl:send 0->3": group ranks,
+// mapped through the group's members), or nullopt for a collective.
+struct P2pPeer {
+  int peer = -1;
+  bool send = false;
+};
+std::optional<P2pPeer> p2p_peer(const FrEntry& e, int rank, const std::vector<int>& members);
 
 // Send/recv pairs whose counts differ (fr_p2p.cc), one per directed pair; analyze_fr
 // appends them after the collective divergences.

@@ -20,18 +20,18 @@ struct P2pOp {
   bool send = false;
 };
 
-// Parses "nccl:send 0->1" / "nccl:recv 1<-0" on `rank`, mapping group ranks to
-// global ranks through the group's member list when that is what they are.
+// Parses "nccl:send 0->1" / "nccl:recv 1<-0" (any backend: "gloo:send 0->1") on
+// `rank`, mapping group ranks to global ranks through the group's member list when
+// that is what they are.
 std::optional<P2pOp> parse_p2p(const FrEntry& e, int rank, const std::vector<int>& members) {
   const std::string& p = e.profiling_name;
   P2pOp op;
-  size_t at = 0;
-  if (p.rfind("nccl:send ", 0) == 0) {
+  const size_t colon = p.find(':');
+  if (colon == std::string::npos) return std::nullopt;
+  size_t at = colon + 6;
+  if (p.compare(colon, 6, ":send ") == 0) {
     op.send = true;
-    at = 10;
-  } else if (p.rfind("nccl:recv ", 0) == 0) {
-    at = 10;
-  } else {
+  } else if (p.compare(colon, 6, ":recv ") != 0) {
     return std::nullopt;
   }
   const std::string arrow = op.send ? "->" : "<-";
@@ -73,6 +73,12 @@ int mode(const std::vector<int64_t>& v) {
 
 }  // namespace
 
+std::optional<P2pPeer> p2p_peer(const FrEntry& e, int rank, const std::vector<int>& members) {
+  std::optional<P2pOp> op = parse_p2p(e, rank, members);
+  if (!op) return std::nullopt;
+  return P2pPeer{op->peer, op->send};
+}
+
 std::vector<Divergence> find_p2p_divergences(const std::map<int, FrDump>& dumps) {
   // (pg, sender, receiver) -> the sender's sends and the receiver's recvs, in ring order.
   using Key = std::tuple<std::string, int, int>;
@@ -81,11 +87,11 @@ std::vector<Divergence> find_p2p_divergences(const std::map<int, FrDump>& dumps)
   for (const auto& [rank, dump] : dumps) {
     for (const FrEntry& e : dump.entries) {
       if (!e.is_p2p) continue;
-      auto g = dump.groups.find(e.pg_name);
+      const FrGroup* g = group_config(dump, e.pg_name);
       const std::vector<int> none;
-      std::optional<P2pOp> op = parse_p2p(e, rank, g == dump.groups.end() ? none : g->second.ranks);
+      std::optional<P2pOp> op = parse_p2p(e, rank, g ? g->ranks : none);
       if (!op) continue;
-      desc[e.pg_name] = !e.pg_desc.empty() ? e.pg_desc : g == dump.groups.end() ? "" : g->second.desc;
+      desc[e.pg_name] = !e.pg_desc.empty() ? e.pg_desc : g ? g->desc : "";
       if (op->send) {
         sends[{e.pg_name, op->self, op->peer}].push_back(&e);
       } else {

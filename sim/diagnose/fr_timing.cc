@@ -23,12 +23,12 @@ Aligned align_completed(const std::map<int, FrDump>& dumps, std::map<std::string
   for (const auto& [rank, dump] : dumps) {
     for (const FrEntry& e : dump.entries) {
       if (e.is_p2p || e.state != "completed" || e.collective_seq_id < 0) continue;
-      auto g = dump.groups.find(e.pg_name);
-      std::vector<int> members = g == dump.groups.end() ? std::vector<int>{} : g->second.ranks;
+      const FrGroup* g = group_config(dump, e.pg_name);
+      std::vector<int> members = g ? g->ranks : std::vector<int>{};
       const std::string key = e.pg_name + format_ranks(members);
       GroupInfo& gi = (*info)[key];
       gi.name = e.pg_name;
-      gi.desc = e.pg_desc.empty() && g != dump.groups.end() ? g->second.desc : e.pg_desc;
+      gi.desc = e.pg_desc.empty() && g ? g->desc : e.pg_desc;
       gi.members = members;
       out[key][e.collective_seq_id][rank] = &e;
     }

@@ -141,6 +141,7 @@ struct Record {
   std::vector<TelemetryRow> telemetry;
   std::vector<StepRow> steps;
   std::vector<std::string> log_lines;
+  std::vector<std::pair<size_t, std::string>> log_files;  // (first index in log_lines, file name)
   std::map<int, FrDump> dumps;     // by global rank
   std::map<int, CpuStuck> cpu_stuck;  // by global rank, from trace.json
   std::vector<std::string> files;  // what was read, for the evidence

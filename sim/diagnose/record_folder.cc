@@ -234,6 +234,7 @@ struct JobShape {
 JobShape job_shape(const FrDump& d) {
   JobShape s;
   for (const auto& [name, g] : d.groups) {
+    if (name.empty()) continue;  // gloo keys pg_config by an empty name: only its last group
     s.groups[name] = {g.desc, g.ranks.size()};
     for (int r : g.ranks) s.world = std::max(s.world, r + 1);
   }
@@ -312,6 +313,35 @@ Result<std::map<int, CpuStuck>> read_stuck_cpus(const fs::path& p) {
   return out;
 }
 
+// Logs beside job.log as users keep them (train.log, rank3.txt, a pasted stderr), in
+// name order after job.log. A .txt file counts only when it reads like a training log.
+std::optional<Diagnostic> read_other_logs(const fs::path& dir, Record& rec) {
+  std::vector<fs::path> logs;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path& p = it->path();
+    const std::string ext = p.extension().string();
+    std::error_code type_ec;
+    if ((ext == ".log" || ext == ".txt") && p.filename() != output_file_name(OutputFile::kLog) &&
+        it->is_regular_file(type_ec))
+      logs.push_back(p);
+  }
+  std::sort(logs.begin(), logs.end());
+  for (const fs::path& p : logs) {
+    Result<std::vector<std::string>> lines = read_lines(p);
+    if (!lines) return lines.errors().front();
+    const bool is_log = std::any_of(lines->begin(), lines->end(), [](const std::string& l) {
+      return l.find("ProcessGroupNCCL") != std::string::npos || l.find("NCCL WARN") != std::string::npos ||
+             l.find("NCCL INFO") != std::string::npos || l.find("[rank") != std::string::npos;
+    });
+    if (p.extension() == ".txt" && !is_log) continue;
+    rec.files.push_back(p.string());
+    rec.log_files.emplace_back(rec.log_lines.size(), p.filename().string());
+    rec.log_lines.insert(rec.log_lines.end(), lines->begin(), lines->end());
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Result<Record> read_record(const std::string& dir) {
@@ -352,7 +382,9 @@ Result<Record> read_record(const std::string& dir) {
     auto t = read_lines(*p);
     if (!t) return t.errors();
     rec.log_lines = std::move(*t);
+    rec.log_files.emplace_back(0, p->filename().string());
   }
+  if (std::optional<Diagnostic> err = read_other_logs(root, rec)) return *err;
   if (auto p = present(OutputFile::kTrace)) {
     auto t = read_stuck_cpus(*p);
     if (!t) return t.errors();

@@ -303,13 +303,27 @@ void read_groups(const json& root, FrDump& dump, DumpReader& rd) {
 void read_status(const json& root, FrDump& dump, DumpReader& rd) {
   auto st = root.find("pg_status");
   if (st == root.end() || !st->is_object()) return;
+  // pg_status is keyed by the rank-local pg_id; the analysis keys groups by their global
+  // name. An entry names both; without one (an empty or onlyActive dump), local ids
+  // 0..k-1 follow creation order, which is the numeric order of the k groups' names.
   std::map<std::string, std::string> id_to_name;
   for (const FrEntry& e : dump.entries) id_to_name.emplace(e.pg_id, e.pg_name);
+  std::vector<std::string> by_creation;
+  for (const auto& [name, g] : dump.groups) by_creation.push_back(name);
+  std::stable_sort(by_creation.begin(), by_creation.end(), [](const std::string& a, const std::string& b) {
+    return std::make_pair(a.size(), a) < std::make_pair(b.size(), b);
+  });
+  bool local_ids = st->size() == by_creation.size();
+  for (size_t i = 0; local_ids && i < by_creation.size(); ++i) local_ids = st->contains(std::to_string(i));
   for (auto it = st->begin(); it != st->end(); ++it) {
     const json v = unwrap(it.value());
     if (!v.is_object()) continue;
     std::string name = it.key();
-    if (!dump.groups.count(name) && id_to_name.count(name)) name = id_to_name[name];
+    if (id_to_name.count(name)) {
+      name = id_to_name[name];
+    } else if (local_ids) {
+      name = by_creation[static_cast<size_t>(std::stoul(name))];
+    }
     const JsonPath at{{"pg_status", 0}, {it.key(), 0}};
     FrStatus s;
     s.last_enqueued = rd.field(v, "last_enqueued_collective", -1, at);

@@ -137,65 +137,12 @@ int rank_of_line(std::string_view line) {
   return parse_int<int>(m[1].str()).value_or(-1);
 }
 
-std::optional<WatchdogLine> parse_watchdog_line(std::string_view line) {
-  static const std::regex kWork(
-      R"(Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(\d+), OpType=(\w+), )"
-      R"(NumelIn=(-?\d+), NumelOut=(-?\d+), Timeout\(ms\)=(\d+)\) ran for (\d+) milliseconds)");
-  std::match_results<std::string_view::const_iterator> m;
-  if (!std::regex_search(line.begin(), line.end(), m, kWork)) return std::nullopt;
-  WatchdogLine w;
-  // A field too long for 64 bits is not a line PyTorch wrote.
-  std::optional<int64_t> fields[6];
-  for (int i = 0; i < 6; ++i) {
-    if (i == 1) continue;
-    fields[i] = parse_int<int64_t>(m[i + 1].str());
-    if (!fields[i]) return std::nullopt;
-  }
-  w.seq = *fields[0];
-  w.op_type = m[2].str();
-  w.numel_in = *fields[2];
-  w.numel_out = *fields[3];
-  w.timeout_ms = *fields[4];
-  w.ran_for_ms = *fields[5];
-  static const std::regex kPgRank(R"(\[Rank (\d+)\])");
-  std::match_results<std::string_view::const_iterator> r;
-  w.rank = std::regex_search(line.begin(), line.end(), r, kPgRank) ? parse_int<int>(r[1].str()).value_or(-1)
-                                                                   : rank_of_line(line);
-  return w;
-}
-
-// The process group of a "[PG ID 1 PG GUID 1(tp) Rank 3]" tag, or "".
-std::string pg_of_line(std::string_view line) {
-  static const std::regex kPg(R"(\[PG ID (\d+))");
-  std::match_results<std::string_view::const_iterator> m;
-  return std::regex_search(line.begin(), line.end(), m, kPg) ? m[1].str() : std::string();
-}
-
-std::vector<WatchdogLine> find_watchdog_lines(const std::vector<std::string>& lines) {
-  std::vector<WatchdogLine> out;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    std::optional<WatchdogLine> w = parse_watchdog_line(lines[i]);
-    if (!w) continue;
-    w->line_no = i + 1;
-    w->pg = pg_of_line(lines[i]);
-    // ProcessGroupNCCL follows the timeout with "[PG ID n ...] failure detected by
-    // watchdog at work sequence id: S" from the same rank.
-    for (size_t j = i + 1; w->pg.empty() && j < lines.size() && j <= i + 4; ++j) {
-      if (rank_of_line(lines[j]) == w->rank && lines[j].find("failure detected by watchdog") != std::string::npos) {
-        w->pg = pg_of_line(lines[j]);
-      }
-    }
-    out.push_back(*w);
-  }
-  return out;
-}
-
 std::vector<int> find_crashed_ranks(const std::vector<std::string>& lines) {
   static const std::regex kCrash(
       R"(crash|exitcode|died|exited|killed|SIGKILL|SIGSEGV|SIGBUS|Segmentation fault|Xid|XID)");
   static const std::regex kRank(R"((?:\[[Rr]ank ?|\brank[:= ]*)(\d+))");
   std::set<int> ranks;
-  for (const std::string& line : lines) {
+  for (const std::string& line : logical_lines(lines)) {
     // Aborts after a watchdog timeout are consequences, not causes.
     if (parse_watchdog_line(line)) break;
     if (!std::regex_search(line, kCrash)) continue;

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fleetsim/cause.h"
 #include "sim/diagnose/record.h"
 
 namespace fleetsim::diagnose {
@@ -32,21 +33,74 @@ struct UtilPattern {
 // stopped changing), or the last few samples per rank when it never stopped.
 UtilPattern read_utilization(const std::vector<TelemetryRow>& rows);
 
-// One PyTorch watchdog timeout line.
+// One PyTorch watchdog timeout record, as any release words it ("Watchdog caught
+// collective operation timeout: WorkNCCL(SeqNum=.., OpType=.., ...)" or "Work
+// WorkNCCL(...) timed out in blocking wait"), with the pg_status line that follows it.
 struct WatchdogLine {
-  size_t line_no = 0;  // 1-based, in job.log
-  int rank = -1;
+  size_t line_no = 0;  // 1-based, in job.log: the physical line the record starts on
+  int rank = -1;       // global rank from a "[rankN]:" prefix, else the record's "[Rank N]"
   int64_t seq = -1;
   std::string op_type;
-  int64_t numel_in = -1;
+  int64_t numel_in = -1;  // -1: the release did not print it
   int64_t numel_out = -1;
   int64_t timeout_ms = -1;
   int64_t ran_for_ms = -1;
-  std::string pg;  // process group id ("0", "1"), from a "[PG ID n ...]" tag; "" if unknown
+  std::string pg;       // process group: the GUID (global name) of a "[PG ID n PG GUID g(desc) ...]"
+                        // tag, else its number; "" if unknown
+  std::string pg_desc;  // "default_pg", "tp", ... ("" if unknown)
+  int64_t last_enqueued = -1;   // from "last enqueued (NCCL) work: N", -1 if not logged
+  int64_t last_completed = -1;  // from "last completed (NCCL) work: N"
 };
 
 std::optional<WatchdogLine> parse_watchdog_line(std::string_view line);
+// Every watchdog record of a log, once per (rank, group, seq), in log order. Lines a
+// terminal wrapped are joined again first, and a line may hold several records (ranks
+// interleaved) or share itself with a progress bar.
 std::vector<WatchdogLine> find_watchdog_lines(const std::vector<std::string>& lines);
+
+// The log's lines as written before a terminal wrapped them: a physical line of the
+// same width as the one before it that does not open a log record of its own continues
+// it. '\r' (progress bars redrawn in place) also ends a line. first_line (optional)
+// gets each logical line's 1-based physical line number.
+std::vector<std::string> logical_lines(const std::vector<std::string>& lines,
+                                       std::vector<size_t>* first_line = nullptr);
+
+// Other things PyTorch and NCCL print about a hang: the heartbeat monitor (the watchdog
+// thread itself stuck), NCCL WARN lines, and ncclras reports of collective-count gaps.
+struct LogExtras {
+  std::vector<std::string> heartbeat;  // one line each, as found
+  std::vector<std::string> nccl_warn;
+  std::vector<std::string> ras;
+  std::vector<int> ranks_seen;         // every global rank a "[rankN]:" prefix names
+};
+LogExtras find_log_extras(const std::vector<std::string>& lines);
+
+// What the watchdog records alone say about a desync, within one process group: ranks
+// at different SeqNums, or at one SeqNum with a different OpType or size.
+struct LogDesync {
+  std::string pg;
+  std::string pg_desc;
+  int64_t seq = -1;                // the first sequence number the group disagrees at
+  Cause cause = Cause::kUnknown;   // extra_, missing_ or mismatched_collective
+  std::vector<int> culprits;       // the ranks that diverged (the minority)
+  std::vector<int> others;
+  std::string op;                  // the culprits' OpType
+  std::string found, expected;     // the culprits' work and the others' ("SeqNum=21 BROADCAST NumelIn=1")
+  bool tie = false;                // no side is smaller: the side holding the lowest rank is named
+  std::vector<std::string> facts;  // "rank(s) [0] at SeqNum=315 ALLREDUCE NumelIn=1", ...
+  std::string implies;             // one line: which rank diverged, at which seq
+};
+std::optional<LogDesync> find_log_desync(const std::vector<WatchdogLine>& records);
+
+// TORCH_DISTRIBUTED_DEBUG=DETAIL turns a desync into an error naming both sides:
+// "Detected mismatch between collectives on ranks. Rank A is running collective:
+// CollectiveFingerPrint(SequenceNumber=S, OpType=X, TensorShape=[..], ...), but Rank B
+// is running collective: CollectiveFingerPrint(...)". The first such report, as a
+// desync (mismatched_collective at S when both stand at S).
+std::optional<LogDesync> find_fingerprint_mismatch(const std::vector<std::string>& lines);
+
+// "nccl:all_reduce" for OpType "ALLREDUCE", "nccl:_all_gather_base" for "_ALLGATHER_BASE".
+std::string profiling_name_of_op_type(std::string_view op_type);
 
 // Ranks that the log says crashed or exited (launcher lines, "exitcode", signals).
 // A bare `local_rank: N` is a rank within its node, not a global rank, and is ignored.

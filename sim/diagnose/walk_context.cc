@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <set>
+#include <tuple>
 
 namespace fleetsim::diagnose {
 namespace {
@@ -14,6 +15,12 @@ WalkContext::WalkContext(const Record& r, const HealthyModel* healthy) : rec(r) 
   fr = analyze_fr(rec.dumps);
   util = read_utilization(rec.telemetry);
   watchdogs = find_watchdog_lines(rec.log_lines);
+  log_desync = find_log_desync(watchdogs);
+  if (!log_desync) {
+    fingerprint = find_fingerprint_mismatch(rec.log_lines);
+    log_desync = fingerprint;
+  }
+  log_extras = find_log_extras(rec.log_lines);
   crashed = find_crashed_ranks(rec.log_lines);
   net_errors = find_network_error_ranks(rec.log_lines);
   trend = read_step_trend(rec.steps);
@@ -72,16 +79,17 @@ std::string WalkContext::trend_text() const {
 
 void WalkContext::note_watchdogs() {
   const WatchdogLine& first = watchdogs.front();
-  note(3, "job.log line " + std::to_string(first.line_no) + ": rank " + std::to_string(first.rank) +
-              " timed out first, SeqNum=" + std::to_string(first.seq) + " OpType=" + first.op_type +
-              " NumelIn=" + std::to_string(first.numel_in) +
+  auto numel = [](const WatchdogLine& w) {
+    return w.numel_in < 0 ? std::string() : " NumelIn=" + std::to_string(w.numel_in);
+  };
+  note(3, log_place(first.line_no) + ": rank " + std::to_string(first.rank) +
+              " timed out first, SeqNum=" + std::to_string(first.seq) + " OpType=" + first.op_type + numel(first) +
               " (the first to time out is usually a waiting victim, not the culprit)");
   // Per process group: the (SeqNum, OpType, NumelIn) each rank timed out at. The
   // odd one out is judged within one group, never across groups.
   std::map<std::string, std::map<std::string, std::vector<int>>> by_pg;
   for (const WatchdogLine& w : watchdogs) {
-    by_pg[w.pg]["SeqNum=" + std::to_string(w.seq) + " OpType=" + w.op_type +
-              " NumelIn=" + std::to_string(w.numel_in)]
+    by_pg[w.pg]["SeqNum=" + std::to_string(w.seq) + " OpType=" + w.op_type + numel(w)]
         .push_back(w.rank);
   }
   int shown = 0;
@@ -117,6 +125,51 @@ void WalkContext::note_pg_status() {
     t.pop_back();
     if (by_value.size() > 1) t += " -> the minority is the odd one out";
     note(3, t);
+  }
+}
+
+std::string WalkContext::log_name() const {
+  if (rec.log_files.size() == 1) return rec.log_files.front().second;
+  return rec.log_files.empty() ? "job.log" : "the logs";
+}
+
+std::string WalkContext::log_place(size_t line_no) const {
+  std::string file = "job.log";
+  size_t first = 0;
+  for (const auto& [at, name] : rec.log_files) {
+    if (at < line_no) {
+      file = name;
+      first = at;
+    }
+  }
+  return file + " line " + std::to_string(line_no - first);
+}
+
+void WalkContext::note_waits() {
+  const WaitGraph& w = fr.waits;
+  if (w.roots.empty()) return;
+  std::map<std::tuple<std::string, int64_t, WaitKind>, std::vector<const WaitRoot*>> by_where;
+  for (const WaitRoot& r : w.roots) by_where[{r.pg_name, r.seq, r.kind}].push_back(&r);
+  int shown = 0;
+  for (const auto& [where, roots] : by_where) {
+    if (shown++ == 4) break;
+    const WaitRoot& r = *roots.front();
+    std::vector<int> ranks;
+    for (const WaitRoot* x : roots) ranks.push_back(x->rank);
+    std::string t = "wait-for graph: pg " + r.pg_name + (r.pg_desc.empty() ? "" : " (" + r.pg_desc + ")") +
+                    (r.p2p ? " p2p_seq_id " : " seq ") + std::to_string(r.seq) + (r.op.empty() ? "" : " " + r.op) +
+                    ": " + std::to_string(r.waiters) +
+                    " rank(s) wait on rank(s) " + format_ranks(ranks) + ", which " + to_string(r.kind);
+    if (r.kind == WaitKind::kNeverIssued && r.p2p) {
+      t += " (it never posted the matching half and has nothing pending: stuck on its CPU)";
+    } else if (r.kind == WaitKind::kNeverIssued) {
+      t += " (pg_status last enqueued " + std::to_string(r.last_enqueued) +
+           ": the CPU never got there: the GIL, a data loader, a Python exception)";
+    } else if (r.kind == WaitKind::kIssuedNotFinished) {
+      t += " (every stuck group holds it: its GPU or NIC stopped: a GPU error, a dead NIC)";
+    }
+    if (!r.minority) t += "; they outnumber the waiters, so the waiters may have issued an extra op";
+    note(4, t);
   }
 }
 

@@ -22,6 +22,9 @@ class WalkContext {
   std::string trend_text() const;
   void note_watchdogs();
   void note_pg_status();
+  void note_waits();
+  std::string log_name() const;                  // "job.log", "train.log", or "the logs"
+  std::string log_place(size_t line_no) const;   // "train.log line 4" for a line of rec.log_lines
   bool counts(const Divergence& div) const;  // does this divergence matter for the verdict?
   std::string describe(const Divergence& div) const;
   void blame_hang();
@@ -32,6 +35,9 @@ class WalkContext {
   FrFindings fr;
   UtilPattern util;
   std::vector<WatchdogLine> watchdogs;
+  std::optional<LogDesync> log_desync;  // what the watchdog records alone say
+  std::optional<LogDesync> fingerprint; // a TORCH_DISTRIBUTED_DEBUG=DETAIL mismatch report
+  LogExtras log_extras;                 // heartbeat, NCCL WARN and ncclras lines
   std::vector<int> crashed;
   std::vector<int> net_errors;  // ranks whose log shows NCCL's network error
   StepTrend trend;
@@ -56,6 +62,9 @@ class WalkContext {
   bool blame_network_error();
   bool blame_absent();
   bool blame_cpu_blocked();
+  bool blame_log_desync();
+  bool blame_wait_roots(const Divergence* best);
+  bool blame_log_silent();
   bool group_progressed(int rank) const;
   std::vector<int> absent_ranks() const;
   std::string when_;      // the rank/step condition on the culprit's op, if any

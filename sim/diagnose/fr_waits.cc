@@ -1,0 +1,365 @@
+// The wait-for graph over the pending window of flight-recorder dumps (see
+// fr_analyzer.h). Per process group, keyed by its global name (process_group[0], the
+// pg_config key; never the rank-local pg_id), each member's progress is read from
+// pg_status (last enqueued / last completed) and from its entries: an entry counts as
+// finished when its state says so or when pg_status has completed its seq, since with
+// timing off every entry stays `scheduled`. A member with unfinished work waits on
+// the members that never enqueued that seq or left no dump.
+#include <algorithm>
+#include <climits>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "sim/diagnose/fr_analyzer.h"
+
+namespace fleetsim::diagnose {
+namespace {
+
+struct Progress {
+  int64_t enqueued = -1;
+  int64_t completed = -1;
+  int64_t waits_at = -1;  // the oldest unfinished seq, when enqueued > completed
+};
+
+struct Group {
+  std::string desc;
+  std::vector<int> members;
+  std::map<int, Progress> at;  // members with a dump
+  std::map<int64_t, std::string> op_at;  // seq -> profiling name, from any member
+  std::map<int64_t, std::vector<int64_t>> created_at;  // seq -> enqueue times of its unfinished entries
+};
+
+// Whether the dump's recorder times its work: then an entry ends `completed`, and a
+// retired one that is not has timed out. Without timing, entries stay `scheduled`
+// and one is retired when done.
+bool timing_on(const FrDump& dump) {
+  for (const FrEntry& e : dump.entries) {
+    if (e.state == "completed" || e.state == "started") return true;
+  }
+  return false;
+}
+
+bool finished(const FrEntry& e, const FrStatus* st, bool timed) {
+  if (e.state == "completed") return true;
+  if (st && !e.is_p2p) return e.collective_seq_id <= st->last_completed;
+  return e.retired && !timed;
+}
+
+// Unfinished point-to-point work: a rank blocked in a send or recv is not idle.
+bool p2p_pending(const FrDump& dump) {
+  const bool timed = timing_on(dump);
+  for (const FrEntry& e : dump.entries) {
+    if (e.is_p2p && !finished(e, nullptr, timed)) return true;
+  }
+  return false;
+}
+
+// One rank's progress on one group from its pg_status and entries. With no status,
+// the first unfinished entry marks where it stands.
+Progress progress_of(const FrDump& dump, const std::string& name, Group& g) {
+  auto s = dump.status.find(name);
+  const FrStatus* st = s == dump.status.end() ? nullptr : &s->second;
+  Progress p;
+  const bool timed = timing_on(dump);
+  int64_t first_open = -1, max_seen = -1, max_done = -1;
+  for (const FrEntry& e : dump.entries) {
+    if (e.pg_name != name || e.is_p2p || e.collective_seq_id < 0) continue;
+    g.op_at.emplace(e.collective_seq_id, e.profiling_name);
+    max_seen = std::max(max_seen, e.collective_seq_id);
+    if (finished(e, st, timed)) {
+      max_done = std::max(max_done, e.collective_seq_id);
+      continue;
+    }
+    if (first_open < 0 || e.collective_seq_id < first_open) first_open = e.collective_seq_id;
+    if (e.time_created_ns > 0) g.created_at[e.collective_seq_id].push_back(e.time_created_ns);
+  }
+  if (st) {
+    p.enqueued = std::max(st->last_enqueued, max_seen);
+    p.completed = st->last_completed;
+  } else {
+    p.enqueued = max_seen;
+    p.completed = first_open >= 0 ? first_open - 1 : max_done;
+  }
+  // Sequence numbers count from 1: with nothing completed, the first is waited for.
+  if (p.enqueued > p.completed) p.waits_at = first_open >= 0 ? first_open : std::max<int64_t>(p.completed + 1, 1);
+  return p;
+}
+
+std::map<std::string, Group> collect_groups(const std::map<int, FrDump>& dumps) {
+  std::map<std::string, Group> groups;
+  for (const auto& [rank, dump] : dumps) {
+    std::set<std::string> in_entries;
+    for (const FrEntry& e : dump.entries) in_entries.insert(e.pg_name);
+    for (const std::string& n : group_names(dump)) {
+      const FrGroup* c = group_config(dump, n);
+      // pg_status keyed by a local pg_id the reader could not map (an empty dump) would
+      // land on another group's global name: only the groups the dump names otherwise.
+      if (!c && !in_entries.count(n) && !dump.groups.empty()) continue;
+      Group& g = groups[n];
+      if (c) {
+        if (g.members.empty()) g.members = c->ranks;
+        if (g.desc.empty()) g.desc = c->desc;
+      }
+      for (const FrEntry& e : dump.entries) {
+        if (g.desc.empty() && e.pg_name == n) g.desc = e.pg_desc;
+      }
+      g.at[rank] = progress_of(dump, n, g);
+    }
+  }
+  for (auto& [n, g] : groups) {
+    if (g.members.empty()) {
+      for (const auto& [r, p] : g.at) g.members.push_back(r);
+    }
+  }
+  return groups;
+}
+
+// A member of `g` that holds a dump but not this group at all issued nothing on it.
+Progress member_progress(const Group& g, int r, const std::map<int, FrDump>& dumps, bool* has_dump) {
+  *has_dump = dumps.count(r) > 0;
+  auto it = g.at.find(r);
+  return it == g.at.end() ? Progress{} : it->second;
+}
+
+struct Blocked {
+  WaitRoot root;
+  std::set<int> waiters;
+};
+
+// blocker -> the ranks that wait on it directly; a blocker with work of its own
+// pending is a link in a chain, and its waiters wait, through it, on the root.
+using WaitsOn = std::map<int, std::set<int>>;
+
+// The earliest wait on a blocker that has work of its own pending: in a cycle (each
+// waits on the other), the first wait names the rank that went on without the op.
+struct FirstWait {
+  int64_t time_ns = INT64_MAX;
+  WaitRoot root;
+  std::set<int> waiters;
+};
+
+// For each seq some member waits at, the members that never enqueued it or left no
+// dump: sorting the members by what they enqueued makes each seq one scan.
+void find_blockers(const std::string& name, const Group& g, const std::map<int, FrDump>& dumps,
+                   const std::map<int, bool>& pending, std::map<int, Blocked>& blocked, WaitsOn& chain,
+                   std::map<int, FirstWait>& first_wait, WaitGraph& w) {
+  std::map<int64_t, std::vector<int>> waiting_at;  // seq -> waiters
+  for (const auto& [r, p] : g.at) {
+    if (p.waits_at >= 0) waiting_at[p.waits_at].push_back(r);
+  }
+  if (waiting_at.empty()) return;
+  ++w.stuck_groups;
+  std::vector<std::pair<int64_t, int>> by_enqueued;  // (enqueued, rank); no dump: -2
+  for (int r : g.members) {
+    bool has_dump = false;
+    const Progress p = member_progress(g, r, dumps, &has_dump);
+    by_enqueued.emplace_back(has_dump ? p.enqueued : -2, r);
+  }
+  std::sort(by_enqueued.begin(), by_enqueued.end());
+  for (const auto& [seq, waiters] : waiting_at) {
+    for (const auto& [enq, r] : by_enqueued) {
+      if (enq >= seq) break;
+      const bool no_dump = enq == -2;
+      if (!no_dump && pending.at(r)) {  // itself waiting: a link in a chain, not a root
+        chain[r].insert(waiters.begin(), waiters.end());
+        // When the waiters enqueued it: the median, since the rank that went on early
+        // may itself be among them, with an op enqueued out of turn.
+        auto t = g.created_at.find(seq);
+        if (t == g.created_at.end() || t->second.empty()) continue;
+        std::vector<int64_t> times = t->second;
+        std::nth_element(times.begin(), times.begin() + static_cast<long>(times.size() / 2), times.end());
+        const int64_t when = times[times.size() / 2];
+        FirstWait& f = first_wait[r];
+        if (when < f.time_ns) {
+          f.time_ns = when;
+          f.root = WaitRoot{r, WaitKind::kSkipped, name, g.desc, seq, g.op_at.count(seq) ? g.op_at.at(seq) : "",
+                            enq, false, 0, true};
+          f.waiters = std::set<int>(waiters.begin(), waiters.end());
+        }
+        continue;
+      }
+      Blocked& b = blocked[r];
+      if (b.waiters.empty()) {
+        b.root.rank = r;
+        b.root.kind = no_dump ? WaitKind::kNoDump : WaitKind::kNeverIssued;
+        b.root.pg_name = name;
+        b.root.pg_desc = g.desc;
+        b.root.seq = seq;
+        b.root.last_enqueued = no_dump ? -1 : enq;
+        if (auto op = g.op_at.find(seq); op != g.op_at.end()) b.root.op = op->second;
+      }
+      b.waiters.insert(waiters.begin(), waiters.end());
+    }
+  }
+}
+
+// The half that pairs with `op`: "nccl:send 0->1" pairs with "nccl:recv 1<-0".
+std::string partner_op(const std::string& op) {
+  const size_t colon = op.find(':'), sp = op.find(' ');
+  const bool send = op.compare(colon + 1, 5, "send ") == 0;
+  const size_t arrow = op.find(send ? "->" : "<-");
+  if (colon == std::string::npos || sp == std::string::npos || arrow == std::string::npos || arrow < sp) return op;
+  const std::string a = op.substr(sp + 1, arrow - sp - 1), b = op.substr(arrow + 2);
+  return op.substr(0, colon + 1) + (send ? "recv " + b + "<-" + a : "send " + b + "->" + a);
+}
+
+// Point-to-point: a rank blocked in a send or recv waits on its peer when the peer has
+// no matching half pending (a send to q pairs with q's recv from this rank). Works on
+// the pending window alone, so onlyActive dumps of long pipelines need no history.
+void find_p2p_blockers(const std::map<int, FrDump>& dumps, const std::map<int, bool>& pending,
+                       std::map<int, Blocked>& blocked, WaitsOn& chain, std::map<int, FirstWait>& first_wait) {
+  using Key = std::tuple<std::string, int, int, bool>;  // pg, self, peer, self sends
+  std::map<Key, const FrEntry*> open;                    // the oldest unfinished op per direction
+  std::map<std::string, std::string> desc;
+  for (const auto& [rank, dump] : dumps) {
+    const bool timed = timing_on(dump);
+    for (const FrEntry& e : dump.entries) {
+      if (!e.is_p2p || finished(e, nullptr, timed)) continue;
+      const FrGroup* g = group_config(dump, e.pg_name);
+      const std::optional<P2pPeer> p = p2p_peer(e, rank, g ? g->ranks : std::vector<int>{});
+      if (!p) continue;
+      open.emplace(Key{e.pg_name, rank, p->peer, p->send}, &e);
+      if (g && !g->desc.empty()) desc[e.pg_name] = g->desc;
+    }
+  }
+  for (const auto& [key, e] : open) {
+    const auto& [pg, self, peer, send] = key;
+    if (open.count({pg, peer, self, !send})) continue;  // its partner's half is posted
+    const bool no_dump = !dumps.count(peer);
+    if (!no_dump && pending.at(peer)) {
+      chain[peer].insert(self);
+      FirstWait& f = first_wait[peer];
+      if (e->time_created_ns > 0 && e->time_created_ns < f.time_ns) {
+        f.time_ns = e->time_created_ns;
+        f.root = WaitRoot{peer, WaitKind::kSkipped, pg, desc.count(pg) ? desc[pg] : e->pg_desc, e->p2p_seq_id,
+                          partner_op(e->profiling_name), -1, true, 0, true};
+        f.waiters = {self};
+      }
+      continue;
+    }
+    Blocked& b = blocked[peer];
+    if (b.waiters.empty()) {
+      b.root.rank = peer;
+      b.root.kind = no_dump ? WaitKind::kNoDump : WaitKind::kNeverIssued;
+      b.root.pg_name = pg;
+      b.root.pg_desc = desc.count(pg) ? desc[pg] : e->pg_desc;
+      b.root.seq = e->p2p_seq_id;
+      b.root.op = partner_op(e->profiling_name);
+      b.root.p2p = true;
+    }
+    b.waiters.insert(self);
+  }
+}
+
+// No one is missing: every stuck group had all its members issue the seq. The ranks
+// common to every stuck group are the ones whose failure explains them all.
+void common_to_stuck_groups(const std::map<std::string, Group>& groups, WaitGraph& w) {
+  std::optional<std::set<int>> common;
+  const Group* first = nullptr;
+  std::string first_name;
+  size_t smallest = SIZE_MAX;
+  for (const auto& [name, g] : groups) {
+    bool stuck = false;
+    for (const auto& [r, p] : g.at) stuck = stuck || p.enqueued > p.completed;
+    if (!stuck) continue;
+    std::set<int> m(g.members.begin(), g.members.end());
+    if (!common) {
+      common = m;
+    } else {
+      std::set<int> both;
+      std::set_intersection(common->begin(), common->end(), m.begin(), m.end(), std::inserter(both, both.end()));
+      common = both;
+    }
+    if (m.size() < smallest) {
+      smallest = m.size();
+      first = &g;
+      first_name = name;
+    }
+  }
+  // Only a strict subset of the smallest stuck group singles anyone out.
+  if (!common || common->empty() || common->size() >= smallest || !first) return;
+  for (int r : *common) {
+    WaitRoot root;
+    root.rank = r;
+    root.kind = WaitKind::kIssuedNotFinished;
+    root.pg_name = first_name;
+    root.pg_desc = first->desc;
+    if (auto it = first->at.find(r); it != first->at.end()) {
+      root.seq = it->second.waits_at;
+      root.last_enqueued = it->second.enqueued;
+    }
+    if (auto op = first->op_at.find(root.seq); op != first->op_at.end()) root.op = op->second;
+    root.waiters = static_cast<int>(smallest) - 1;
+    w.roots.push_back(root);
+  }
+}
+
+// Every waited-on rank is itself waiting: a cycle (a rank skipped an op and went on
+// to one its peers, blocked in the skipped op, never reach). The wait that began
+// first is the original one; the rank it waits on went on without the op.
+void skipped_in_cycle(const std::map<int, FirstWait>& first_wait, WaitGraph& w) {
+  const FirstWait* best = nullptr;
+  for (const auto& [r, f] : first_wait) {
+    if (f.time_ns == INT64_MAX) continue;
+    if (!best || f.time_ns < best->time_ns) best = &f;
+  }
+  if (!best) return;
+  WaitRoot root = best->root;
+  root.waiters = static_cast<int>(best->waiters.size());
+  root.minority = true;  // the times decide, not the counts
+  w.roots.push_back(root);
+}
+
+}  // namespace
+
+WaitGraph build_wait_graph(const std::map<int, FrDump>& dumps) {
+  WaitGraph w;
+  const std::map<std::string, Group> groups = collect_groups(dumps);
+  std::map<int, bool> pending;
+  for (const auto& [rank, dump] : dumps) pending[rank] = p2p_pending(dump);
+  for (const auto& [name, g] : groups) {
+    for (const auto& [r, p] : g.at) pending[r] = pending[r] || p.enqueued > p.completed;
+  }
+  std::map<int, Blocked> blocked;
+  WaitsOn chain;
+  std::map<int, FirstWait> first_wait;
+  for (const auto& [name, g] : groups) find_blockers(name, g, dumps, pending, blocked, chain, first_wait, w);
+  find_p2p_blockers(dumps, pending, blocked, chain, first_wait);
+  std::set<int> waiting;
+  for (const auto& [r, b] : blocked) {
+    WaitRoot root = b.root;
+    root.waiters = static_cast<int>(b.waiters.size());
+    // Everyone who waits on it, directly or through a chain of waiting ranks.
+    std::vector<int> todo(b.waiters.begin(), b.waiters.end());
+    while (!todo.empty()) {
+      const int x = todo.back();
+      todo.pop_back();
+      if (!waiting.insert(x).second) continue;
+      if (auto c = chain.find(x); c != chain.end()) todo.insert(todo.end(), c->second.begin(), c->second.end());
+    }
+    w.roots.push_back(root);
+  }
+  w.waiting = static_cast<int>(waiting.size());
+  std::map<std::pair<std::string, int64_t>, int> roots_at;
+  for (const WaitRoot& r : w.roots) ++roots_at[{r.pg_name, r.seq}];
+  // A send or recv waits on one peer: an idle peer is the odd one whatever the counts.
+  for (WaitRoot& r : w.roots) {
+    r.minority = r.p2p || r.kind == WaitKind::kNoDump || roots_at[{r.pg_name, r.seq}] < r.waiters;
+  }
+  if (w.roots.empty()) skipped_in_cycle(first_wait, w);
+  if (w.roots.empty()) common_to_stuck_groups(groups, w);
+  return w;
+}
+
+std::string to_string(WaitKind kind) {
+  switch (kind) {
+    case WaitKind::kNeverIssued: return "never issued it, nothing pending anywhere";
+    case WaitKind::kNoDump: return "left no dump";
+    case WaitKind::kIssuedNotFinished: return "issued it and never finished";
+    case WaitKind::kSkipped: return "never issued it and went on to later work";
+  }
+  return "?";
+}
+
+}  // namespace fleetsim::diagnose
