@@ -143,6 +143,12 @@ def watchdog():
 
 def collective_failed(name, group, seq, error):
     """A collective raised: a peer's lost connection, or a size mismatch gloo caught."""
+    try:
+        signalled = dist.distributed_c10d._get_default_store().check([DUMP_SIGNAL])
+    except Exception:
+        signalled = False
+    if _dumped.locked() or signalled:  # a watchdog fired and takes the job down: peers leaving is expected
+        stall_forever("the watchdog's dump wait")
     text = str(error).splitlines()[0] if str(error) else type(error).__name__
     log(f"[Rank {rank}] {group} collective '{name}' (seq {seq}) at step {step} failed: {type(error).__name__}: {text}")
     dump_flight_recorder("collective failed")
@@ -184,6 +190,7 @@ def compute(name, seconds, jitter=0.0):
     end = time.perf_counter() + t
     while time.perf_counter() < end:
         torch.mm(_A, _B)
+        os.sched_yield()  # with more ranks than cores, let a peer's collective progress
 
 
 def cpu(name, seconds):
@@ -227,7 +234,7 @@ def _run(name, group, fn, p2p=False):
     global _inflight
     key = (group, p2p)
     _seq[key] = _seq.get(key, 0) + 1
-    _inflight = (name, group, _seq[key], events.now(), step)
+    _inflight = (name, group, 0 if p2p else _seq[key], events.now(), step)  # p2p ops have no collective seq
     try:
         fn()
     except RuntimeError as e:
@@ -271,12 +278,12 @@ def recv(name, t, frm, group):
     _run(name, group, lambda: dist.recv(t, src=frm, group=GROUPS[group]), p2p=True)
 
 
-def store_barrier(name, step):
+def store_barrier(name, step, timeout=None):
     """A CPU-side barrier of every rank through the job's TCPStore (the GPUs idle meanwhile)."""
     store = dist.distributed_c10d._get_default_store()
     key = f"store_barrier/{name}/{step}"
     store.add(key, 1)
-    deadline = time.monotonic() + ARGS.timeout
+    deadline = time.monotonic() + (ARGS.timeout if timeout is None else timeout)
     while store.add(key, 0) < world_size:
         if time.monotonic() > deadline:
             raise RuntimeError(f"store barrier '{name}' at step {step} timed out after {ARGS.timeout} s")
@@ -343,7 +350,10 @@ def main():
     GROUPS = build_groups(timeout)
     make_tensors()
     store_barrier("start", 0)  # through the store: no collective before the first step's
-    events.t0 = time.monotonic_ns()  # the common start: every rank leaves the barrier together
+    store = dist.distributed_c10d._get_default_store()
+    if rank == 0:  # the common start: one machine has one monotonic clock
+        store.set("t0", str(time.monotonic_ns()))
+    events.t0 = int(store.get("t0"))
     if backend == "gloo":  # ProcessGroupNCCL has its own watchdog and dump on timeout; gloo has neither
         threading.Thread(target=watchdog, daemon=True).start()
     for step in range(1, ARGS.steps + 1):
@@ -351,6 +361,9 @@ def main():
         events("S", step, events.now())
     synchronize()
     events("done", events.now())
+    # Leave together: a rank that exits early closes its peers' connections. A peer that hangs
+    # instead raises the dump signal, and the watchdog takes this rank down after its dump.
+    store_barrier("end", 0, timeout=float("inf"))
     dist.destroy_process_group()
 
 
