@@ -3,6 +3,7 @@
 // input, or a fault with no real form, prints one FILE:LINE:COL line each and
 // exits 2, writing nothing.
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -31,6 +32,8 @@ int run_export_torch(const ExportOptions& o) {
   if (!plan.ok()) return fail(plan.errors());
   exporter::TorchExportOptions eo;
   eo.source = o.scenario;
+  eo.script_name = o.out.empty() || o.out == "-" ? std::filesystem::path(o.scenario).stem().string() + ".py"
+                                                 : std::filesystem::path(o.out).filename().string();
   eo.backend = o.backend;
   eo.time_scale = o.time_scale;
   eo.bytes_scale = o.bytes_scale;

@@ -431,7 +431,7 @@ Result<std::string> export_torch(const Plan& plan, const TorchExportOptions& o) 
     << "\"\"\"" << sc.name << (sc.description.empty() ? "" : ": " + sc.description) << "\n\n"
     << "Exported by `fleetsim export torch` from " << file << ": the scenario as a PyTorch job.\n"
     << "Run one process per rank with torchrun (NCCL on GPUs, gloo on CPUs):\n\n"
-    << "    torchrun --nproc-per-node " << plan.ranks << " THIS_FILE [--backend gloo] [--time-scale 0.1] "
+    << "    torchrun --nproc-per-node " << plan.ranks << " " << o.script_name << " [--backend gloo] [--time-scale 0.1] "
     << "[--bytes-scale 0.001] [--timeout 5]\n\n"
     << plan.ranks << " ranks: tp " << plan.tp << " x dp " << plan.dp << " x pp " << plan.pp
     << " (tp fastest, as Megatron lays them out), " << sc.fleet.gpus_per_node << " per node.\n"

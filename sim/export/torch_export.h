@@ -15,6 +15,7 @@ namespace fleetsim::exporter {
 
 struct TorchExportOptions {
   std::string source;               // the scenario path as the user gave it (the header names it)
+  std::string script_name = "repro.py";  // the script's file name, for the header's torchrun line
   std::string backend = "auto";     // the script's default --backend: auto | nccl | gloo
   double time_scale = 1.0;          // the script's default --time-scale
   double bytes_scale = 1.0;         // the script's default --bytes-scale
