@@ -203,8 +203,12 @@ struct Writer {
         s += "{" + key + "}";
       } else {
         std::string t;
-        for (const auto& [id, k] : tensor_of)
-          if (id.rfind(key + "|", 0) == 0) t = k;
+        for (const auto& [id, k] : tensor_of) {
+          if (id.rfind(key + "|", 0) != 0) continue;
+          const bool pair = id.find("|allgather|") != std::string::npos || id.find("|reducescatter|") != std::string::npos ||
+                            id.find("|alltoall|") != std::string::npos;
+          t = pair ? k + "[0]" : k;  // (out, in): the result is the output
+        }
         if (t.empty()) t = "torch.zeros(1)";
         for (char& c : t)
           if (c == '"') c = '\'';
@@ -216,6 +220,8 @@ struct Writer {
   }
 
   void write_op(const Op& op);
+  void write_collective(const Op& op, const std::vector<const Fault*>& skips,
+                        const std::vector<const Fault*>& mismatches);
   void write_ops(const std::vector<Op>& ops) {
     if (ops.empty()) out.line("pass");
     for (const Op& op : ops) write_op(op);
@@ -246,9 +252,6 @@ void Writer::write_op(const Op& op) {
       mismatches.push_back(&f);
     }
   }
-  auto when_of = [](const Fault* f) {
-    return "rank == " + std::to_string(f->ranks[0]) + " and step == " + std::to_string(f->at_step);
-  };
   switch (op.kind) {
     case OpKind::kCompute: out.line("compute(" + quoted(op.name) + ", " + secs(op.time) + jitter_arg(op.jitter) + ")"); return;
     case OpKind::kCpu: out.line("cpu(" + quoted(op.name) + ", " + secs(op.time) + ")"); return;
@@ -275,8 +278,15 @@ void Writer::write_op(const Op& op) {
       }
       return;
     }
-    default: break;
+    default: write_collective(op, skips, mismatches);
   }
+}
+
+void Writer::write_collective(const Op& op, const std::vector<const Fault*>& skips,
+                              const std::vector<const Fault*>& mismatches) {
+  auto when_of = [](const Fault* f) {
+    return "rank == " + std::to_string(f->ranks[0]) + " and step == " + std::to_string(f->at_step);
+  };
   const std::string normal = call(op, op.bytes, op.dtype, "");
   bool opened = false;
   for (const Fault* f : skips) {
