@@ -231,7 +231,14 @@ struct Writer {
   bool check_faults();
 };
 
-std::string fault_comment(const Fault& f) { return "# fault `" + std::string(fault_yaml_name(f.kind)) + "` (" + where(f.loc) + ")"; }
+// The fault's YAML key (the compute faults share one kind and differ by mode).
+std::string fault_key(const Fault& f) {
+  for (const FaultSpec& spec : kFaultSpecs)
+    if (spec.kind == f.kind && (f.kind != FaultKind::kStraggler || spec.mode == f.mode)) return spec.name;
+  return fault_yaml_name(f.kind);
+}
+
+std::string fault_comment(const Fault& f) { return "# fault `" + fault_key(f) + "` (" + where(f.loc) + ")"; }
 
 void Writer::write_op(const Op& op) {
   // A stall, skip or mismatch aimed at this op: the branch a real bug (or a hung call) would have.
@@ -344,18 +351,20 @@ void Writer::write_slowdown() {
   out.line("x = 1.0");
   for (const Fault& f : sc.faults) {
     if (f.kind != FaultKind::kStraggler || f.mode == SlowMode::kPause) continue;
-    std::string steps = std::to_string(f.from_step) + " <= step";
-    if (f.to_step != INT64_MAX) steps += " <= " + std::to_string(f.to_step);
+    std::string steps = f.from_step > 1 ? " and " + std::to_string(f.from_step) + " <= step" : "";
+    if (f.to_step != INT64_MAX) steps += (f.from_step > 1 ? " <= " : " and step <= ") + std::to_string(f.to_step);
     const std::string c = fault_comment(f);
     if (f.mode == SlowMode::kPersistent) {
-      out.line("if " + rank_test(f) + " and " + steps + ":  " + c);
+      out.line("if " + rank_test(f) + steps + ":  " + c);
       out.in();
       out.line("x *= " + num(f.slowdown));
       out.out();
     } else if (f.mode == SlowMode::kIntermittent) {
-      out.line("if " + rank_test(f) + " and " + steps + " and rng.random() < " + num(f.probability) + ":  " + c);
+      std::string cond = (f.all_ranks ? "" : rank_test(f) + " and ") + (steps.empty() ? "" : steps.substr(5) + " and ");
+      out.line("if " + cond + "rng.random() < " + num(f.probability) + ":  " + c);
       out.in();
-      out.line("x *= " + num(f.slowdown) + " * _jitter(" + num(f.slowdown_jitter.cv) + ")");
+      std::string jit = jitter_arg(f.slowdown_jitter);  // ", jitter=X" or empty
+      out.line("x *= " + num(f.slowdown) + (jit.empty() ? "" : " * _jitter(" + jit.substr(9) + ")"));
       out.out();
     } else if (f.mode == SlowMode::kThrottle) {
       out.line("if " + rank_test(f) + ":  " + c);
@@ -380,11 +389,11 @@ void Writer::write_slowdown() {
   out.line("t = 0.0");
   for (const Fault& f : sc.faults) {
     if (f.kind != FaultKind::kStraggler || f.mode != SlowMode::kPause) continue;
-    std::string steps = std::to_string(f.from_step) + " <= step";
-    if (f.to_step != INT64_MAX) steps += " <= " + std::to_string(f.to_step);
+    std::string cond = f.all_ranks ? "" : rank_test(f) + " and ";
+    if (f.from_step > 1) cond += std::to_string(f.from_step) + " <= step and ";
+    if (f.to_step != INT64_MAX) cond += "step <= " + std::to_string(f.to_step) + " and ";
     const std::string phase = f.staggered ? "(step + rank)" : "step";
-    out.line("if " + rank_test(f) + " and " + steps + " and " + phase + " % " + std::to_string(f.every) +
-             " == 0:  " + fault_comment(f));
+    out.line("if " + cond + phase + " % " + std::to_string(f.every) + " == 0:  " + fault_comment(f));
     out.in();
     out.line("t += " + secs(f.pause));
     out.out();
