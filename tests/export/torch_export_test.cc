@@ -53,7 +53,13 @@ TEST(TorchExport, FoundingCaseMatchesItsGoldenScript) {
   std::ifstream in(golden, std::ios::binary);
   ASSERT_TRUE(in) << "missing " << golden << "; rerun with FLEETSIM_UPDATE_GOLDEN=1";
   const std::string before((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(before, now) << "the export changed; if intended, rerun with FLEETSIM_UPDATE_GOLDEN=1 and review the diff";
+  if (before == now) return;
+  const auto a = lines_of(before), b = lines_of(now);
+  size_t i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+  ADD_FAILURE() << "the export differs from " << golden << " at line " << i + 1 << ":\n  golden: "
+                << (i < a.size() ? a[i] : "(end)") << "\n  now:    " << (i < b.size() ? b[i] : "(end)")
+                << "\nif intended, rerun with FLEETSIM_UPDATE_GOLDEN=1 and review `git diff tests/golden`";
 }
 
 // The fixed scenario's script differs from the founding case's only in its
