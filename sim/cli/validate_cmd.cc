@@ -143,7 +143,7 @@ int do_validate(const ValidateArgs& a);
 
 void register_validate_command(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<ValidateArgs>();
-  CLI::App* cmd = app.add_subcommand("validate", "Run a scenario for real (MPI processes) and in the simulator, side by side");
+  CLI::App* cmd = app.add_subcommand("validate", "Run a scenario for real (MPI processes, NCCL on GPUs, or its PyTorch export) and in the simulator, side by side");
   cmd->add_option("scenario", a->scenario, "Scenario YAML file")->required();
   cmd->add_option("--backend", a->backend,
                   "mpi (CPU processes), nccl (one GPU per rank) or torch (the exported PyTorch script under "
