@@ -322,8 +322,8 @@ int do_validate(const ValidateArgs& a) {
   const validate::Scaling& k = prep->scaling;
   std::optional<validate::LaunchResult> lr;
   if (torch) {
-    std::printf("real       %d PyTorch processes (torchrun, gloo): time x%g, bytes x%g, watchdog %s, grace %s ...\n",
-                plan.ranks, k.time_scale, k.bytes_scale, a.timeout.c_str(), format_seconds(prep->grace.ns).c_str());
+    std::printf("real       %d PyTorch processes (torchrun, gloo): time x%g, bytes x%g, watchdog %s, grace %gs ...\n",
+                plan.ranks, k.time_scale, k.bytes_scale, a.timeout.c_str(), prep->grace.to_seconds());
     std::fflush(stdout);
     auto t = run_torch_real(plan, tmp, a.python, k, prep->grace);
     if (!t.ok()) return fail(t.errors());
