@@ -454,7 +454,8 @@ Result<std::string> export_torch(const Plan& plan, const TorchExportOptions& o) 
     << "[--bytes-scale 0.001] [--timeout 5]\n\n"
     << plan.ranks << " ranks: tp " << plan.tp << " x dp " << plan.dp << " x pp " << plan.pp
     << " (tp fastest, as Megatron lays them out), " << sc.fleet.gpus_per_node << " per node.\n"
-    << "On a timeout every rank dumps its flight recorder into --dump-dir (fleetsim diagnose reads them).\n"
+    << "On a timeout every rank dumps its flight recorder into --dump-dir: the pickle as PyTorch's dump on\n"
+    << "timeout writes it, and JSON under json/.\n"
     << "\"\"\"\n"
     << "STEPS = " << sc.job.steps << "\n"
     << "SEED = " << sc.job.seed << "\n"

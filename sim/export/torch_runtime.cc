@@ -90,6 +90,7 @@ def log(text):
 
 # --- the flight recorder's dump and the watchdog ---------------------------------
 _dumped = threading.Lock()
+_finished = threading.Event()  # every step done: the watchdog stops before the process group goes
 _inflight = None  # (name, group, seq, created_ns, step) of the collective this rank waits in
 DUMP_SIGNAL = "fr_dump_signal"  # a key in the job's TCPStore, as ProcessGroupNCCL's broadcastDumpSignal sets
 
@@ -117,8 +118,7 @@ def watchdog():
     reported and every rank dumps its flight recorder (while the collective is still pending), then
     the process is taken down; a rank that sees another's dump signal dumps too."""
     store = dist.distributed_c10d._get_default_store()
-    while True:
-        time.sleep(0.1)
+    while not _finished.wait(0.1):
         work = _inflight
         if work and time.monotonic_ns() - events.t0 - work[3] > ARGS.timeout * 1e9:
             name, group, seq, created, at_step = work
@@ -136,6 +136,8 @@ def watchdog():
                 break
         except Exception:  # the store went away: the job is ending
             return
+    if _finished.is_set():
+        return
     log(f"[Rank {rank}] To avoid data inconsistency, we are taking the entire process down.")
     time.sleep(ARGS.dump_wait)
     os._exit(134)  # as the abort after the dump
@@ -355,8 +357,9 @@ def main():
     if rank == 0:  # the common start: one machine has one monotonic clock
         store.set("t0", str(time.monotonic_ns()))
     events.t0 = int(store.get("t0"))
+    dog = threading.Thread(target=watchdog, daemon=True)
     if backend == "gloo":  # ProcessGroupNCCL has its own watchdog and dump on timeout; gloo has neither
-        threading.Thread(target=watchdog, daemon=True).start()
+        dog.start()
     for step in range(1, ARGS.steps + 1):
         step_program(step)
         events("S", step, events.now())
@@ -365,6 +368,9 @@ def main():
     # Leave together: a rank that exits early closes its peers' connections. A peer that hangs
     # instead raises the dump signal, and the watchdog takes this rank down after its dump.
     store_barrier("end", 0, timeout=float("inf"))
+    _finished.set()
+    if dog.is_alive():
+        dog.join()
     dist.destroy_process_group()
 
 

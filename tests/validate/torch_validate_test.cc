@@ -88,8 +88,12 @@ Both validate(const std::string& scenario, const std::string& name) {
   if (r.exit_code != 0) return b;
   b.real = side(out + "/real");
   b.sim = side(out + "/sim");
-  fs::remove_all(out);
   return b;
+}
+
+// Removes a test's folder unless it failed (then its torchrun.log is worth a look).
+void cleanup(const std::string& name) {
+  if (!::testing::Test::HasFailure()) fs::remove_all(out_dir(name));
 }
 
 #define SKIP_WITHOUT_TORCH() \
@@ -111,6 +115,7 @@ TEST(TorchValidate, FoundingCaseHangsAtStep40OnRank0) {
   EXPECT_EQ(b.sim.cause, "extra_collective") << b.text;
   EXPECT_EQ(b.real.culprit, std::vector<int>{0}) << b.text;
   EXPECT_EQ(b.sim.culprit, std::vector<int>{0}) << b.text;
+  cleanup("hang");
 }
 
 // The fix: every rank runs the loss all-reduce; the job completes on both sides.
@@ -122,6 +127,7 @@ TEST(TorchValidate, FixedCaseCompletes) {
   EXPECT_EQ(b.real.hang_step, -1);
   EXPECT_TRUE(b.sim.culprit.empty()) << b.text;
   EXPECT_NE(b.real.cause, "extra_collective") << b.text;
+  cleanup("fixed");
 }
 
 // A data loader that never returns on rank 2 at step 8: its peers time out.
@@ -136,6 +142,7 @@ TEST(TorchValidate, StallHangsAtStep8OnRank2) {
   EXPECT_EQ(b.sim.cause, "rank_stalled") << b.text;
   EXPECT_EQ(b.real.culprit, std::vector<int>{2}) << b.text;
   EXPECT_EQ(b.sim.culprit, std::vector<int>{2}) << b.text;
+  cleanup("stall");
 }
 
 // Rank 1's process dies (SIGKILL) at step 6.
@@ -148,6 +155,7 @@ TEST(TorchValidate, CrashIsACrashOfRank1) {
   EXPECT_EQ(b.sim.cause, "rank_crashed") << b.text;
   EXPECT_EQ(b.real.culprit, std::vector<int>{1}) << b.text;
   EXPECT_EQ(b.sim.culprit, std::vector<int>{1}) << b.text;
+  cleanup("crash");
 }
 
 // Rank 0 skips one send at step 8: the receiver runs a message ahead and waits
@@ -168,6 +176,7 @@ TEST(TorchValidate, P2pSkipHangsAtTheLastStep) {
   EXPECT_EQ(b.sim.cause, "missing_collective") << b.text;
   EXPECT_EQ(b.sim.culprit, std::vector<int>{0}) << b.text;
   EXPECT_EQ(b.real.culprit, std::vector<int>{2}) << b.text;
+  cleanup("p2p");
 }
 
 // Bad input is refused before anything starts: no Python with torch.
