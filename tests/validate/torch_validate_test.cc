@@ -93,7 +93,11 @@ Both validate(const std::string& scenario, const std::string& name) {
 
 // Removes a test's folder unless it failed (then its torchrun.log is worth a look).
 void cleanup(const std::string& name) {
-  if (!::testing::Test::HasFailure()) fs::remove_all(out_dir(name));
+  if (::testing::Test::HasFailure()) return;
+  const fs::path out = out_dir(name);
+  fs::remove_all(out);
+  std::error_code ec;
+  fs::remove(out.parent_path(), ec);  // this test process's folder, once empty
 }
 
 #define SKIP_WITHOUT_TORCH() \
