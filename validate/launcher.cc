@@ -128,7 +128,7 @@ void kill_tree(pid_t child) {
 
 std::optional<LaunchResult> launch(const LaunchSpec& spec) {
   LaunchResult res;
-  const std::vector<std::string> argv = mpirun_argv(spec);
+  const std::vector<std::string> argv = spec.argv.empty() ? mpirun_argv(spec) : spec.argv;
   for (const std::string& s : argv) res.command += (res.command.empty() ? "" : " ") + s;
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);  // orphaned ranks become our children, never init's
   const auto start = std::chrono::steady_clock::now();

@@ -12,6 +12,7 @@
 namespace fleetsim::validate {
 
 struct LaunchSpec {
+  std::vector<std::string> argv;   // the whole command (torchrun); empty = mpirun_argv(*this)
   std::string runner;              // path of fleetsim-mpi-runner
   std::vector<std::string> args;   // the runner's arguments
   int ranks = 2;

@@ -110,7 +110,9 @@ nlohmann::ordered_json summary_json(const Plan& plan, const RealRun& run, const 
   add_scenario_fields(&j, plan);
   const bool gpu = info.backend != "mpi";
   j["executor"] = info.backend;
-  j["cost_model"] = gpu ? "real (NCCL on CUDA GPUs)" : "real (OpenMPI processes)";
+  j["cost_model"] = info.backend == "torch" ? "real (PyTorch under torchrun)"
+                    : gpu                     ? "real (NCCL on CUDA GPUs)"
+                                              : "real (OpenMPI processes)";
   j["outcome"] = outcome_name(r.outcome);
   j["steps_planned"] = plan.scenario.job.steps;
   j["steps_completed"] = r.steps_completed;
@@ -121,7 +123,8 @@ nlohmann::ordered_json summary_json(const Plan& plan, const RealRun& run, const 
   j["real"] = {{"time_scale", info.time_scale}, {"bytes_scale", info.bytes_scale},
                {"mpirun_exit_code", info.exit_code}, {"killed_by_launcher", info.killed},
                {"wall_s", info.wall_s}, {"mpirun", info.mpirun_command},
-               {"telemetry", gpu ? "gpu_util = NVML utilization.gpu (nvml_util), or without NVML the share of "
+               {"telemetry", info.backend == "torch" ? "not sampled: the torch backend writes no telemetry rows"
+                             : gpu ? "gpu_util = NVML utilization.gpu (nvml_util), or without NVML the share of "
                                    "the period with a kernel or collective in flight; cpu_util = % CPU time of the "
                                    "process; sm_active = share in compute or a collective; tensor_active = share in "
                                    "compute; sm_clock_mhz, power_w, pcie_tx_kBps, pcie_rx_kBps from NVML (-1: none)"
@@ -131,7 +134,7 @@ nlohmann::ordered_json summary_json(const Plan& plan, const RealRun& run, const 
   OutputSet written = OutputSet::all();
   written.set(OutputFile::kTrace, false);
   written.set(OutputFile::kModel, false);  // a model's expectation belongs to the simulated side
-  add_outputs_field(&j, written, {{output_file_name(OutputFile::kTrace), "not written by the MPI runner"}});
+  add_outputs_field(&j, written, {{output_file_name(OutputFile::kTrace), "not written by a real run"}});
   return j;
 }
 

@@ -36,7 +36,7 @@ struct LaunchInfo {
   double wall_s = 0;
   double time_scale = 1, bytes_scale = 1;
   std::string mpirun_command;
-  std::string backend = "mpi";  // mpi | nccl: the executor named in summary.json
+  std::string backend = "mpi";  // mpi | nccl | torch: the executor named in summary.json
 };
 
 struct RealRun {

@@ -20,6 +20,7 @@ void register_drill_command(CLI::App& app, int* exit_code);
 void register_validate_command(CLI::App& app, int* exit_code);
 void register_calibrate_command(CLI::App& app, int* exit_code);
 void register_list_command(CLI::App& app, int* exit_code);
+void register_export_command(CLI::App& app, int* exit_code);
 
 // --progress: progress lines on stderr even when it is not a terminal (plain
 // lines every ~5 s); on a terminal they are on anyway, redrawn in place.

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   fleetsim::cli::register_calibrate_command(app, &exit_code);
   fleetsim::cli::register_sweep_command(app, &exit_code);
   fleetsim::cli::register_list_command(app, &exit_code);
+  fleetsim::cli::register_export_command(app, &exit_code);
   // --- end subcommands ---
   try {
     app.parse(argc, argv);

@@ -1,6 +1,6 @@
-// `fleetsim validate SCENARIO.yaml --backend mpi|nccl --ranks N`: runs the
-// scenario for real (one MPI process per rank scaled to a CPU, or one process
-// per GPU with NCCL) and in the simulator with
+// `fleetsim validate SCENARIO.yaml --backend mpi|nccl|torch --ranks N`: runs the
+// scenario for real (one MPI process per rank scaled to a CPU, one process per
+// GPU with NCCL, or the exported PyTorch script under torchrun) and in the simulator with
 // the calibrated collective model on the same scaled scenario, then prints the
 // two side by side: outcome, hang step, first timeout, diagnose's culprit, step
 // and collective times with the relative error.
@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "sim/cli/commands.h"
+#include "sim/cli/validate_torch.h"
 #include "sim/diagnose/diagnose.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/io/units.h"
@@ -24,6 +25,7 @@
 #include "validate/launcher.h"
 #include "validate/real_record.h"
 #include "validate/scaling.h"
+#include "validate/torch_backend.h"
 
 namespace fs = std::filesystem;
 
@@ -32,7 +34,7 @@ namespace fleetsim::cli {
 namespace {
 
 struct ValidateArgs {
-  std::string scenario, backend = "mpi", out, calibration, hostfile;
+  std::string scenario, backend = "mpi", out, calibration, hostfile, python = ".venv/bin/python";
   std::string timeout = "5s", grace = "5s", dump_wait = "1s", time_scale = "0.1", bytes_scale = "1/1024";
   std::vector<std::string> sets;
   std::optional<int> ranks;  // unset: the scenario's count
@@ -141,9 +143,12 @@ int do_validate(const ValidateArgs& a);
 
 void register_validate_command(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<ValidateArgs>();
-  CLI::App* cmd = app.add_subcommand("validate", "Run a scenario for real (MPI processes) and in the simulator, side by side");
+  CLI::App* cmd = app.add_subcommand("validate", "Run a scenario for real (MPI processes, NCCL on GPUs, or its PyTorch export) and in the simulator, side by side");
   cmd->add_option("scenario", a->scenario, "Scenario YAML file")->required();
-  cmd->add_option("--backend", a->backend, "Collective library: mpi (CPU processes) or nccl (one GPU per rank)");
+  cmd->add_option("--backend", a->backend,
+                  "mpi (CPU processes), nccl (one GPU per rank) or torch (the exported PyTorch script under "
+                  "torchrun, gloo on the CPU)");
+  cmd->add_option("--python", a->python, "--backend torch: the Python with torch (default .venv/bin/python)");
   add_progress_flag(cmd);
   cmd->add_flag("--spin-demo", a->spin_demo,
                 "At --spin-step, the first collective waits for a peer that never comes (a kernel spinning on a "
@@ -183,8 +188,10 @@ Result<Prepared> prepare(const ValidateArgs& a) {
     d.message = msg;
     return d;
   };
-  if (a.backend != "mpi" && a.backend != "nccl")
-    return bad("--backend", "unknown backend " + quote_value(a.backend) + " (expected mpi or nccl)");
+  if (a.backend != "mpi" && a.backend != "nccl" && a.backend != "torch")
+    return bad("--backend", "unknown backend " + quote_value(a.backend) + " (expected mpi, nccl or torch)");
+  if (a.backend == "torch" && (a.spin_demo || !a.hostfile.empty()))
+    return bad("--backend torch", "runs on this machine only, without --spin-demo or --hostfile");
   if (a.spin_demo && a.spin_step < 1) return bad("--spin-step", "expected a step >= 1");
   if (a.ranks && *a.ranks < 1)
     return bad("--ranks", "expected a number of processes >= 1 (got " + std::to_string(*a.ranks) +
@@ -213,7 +220,10 @@ Result<Prepared> prepare(const ValidateArgs& a) {
     if (!c.ok()) return c.errors();
     p.calibration = std::move(*c);
   }
-  if (a.backend == "nccl") {
+  if (a.backend == "torch") {
+    if (const std::string why = validate::torch_backend_unavailable(a.python); !why.empty())
+      return bad("--backend torch", why);
+  } else if (a.backend == "nccl") {
     if (const std::string why = validate::nccl_backend_unavailable(); !why.empty()) return bad("--backend nccl", why);
   } else if (!validate::find_runner()) {
     return bad("fleetsim-mpi-runner", "not found next to the fleetsim executable (build with MPI)");
@@ -254,6 +264,33 @@ Result<Calibration> quick_calibration(const Plan& plan, const std::string& out, 
   return r->calibration;
 }
 
+// The real side on MPI processes (or NCCL on GPUs): mpirun and the runner.
+std::optional<validate::LaunchResult> launch_mpi(const ValidateArgs& a, const Plan& plan, const std::string& tmp,
+                                                 const validate::Scaling& k, Duration grace) {
+  const bool gpu = a.backend == "nccl";
+  validate::LaunchSpec ls;
+  ls.runner = *validate::find_runner(gpu ? "fleetsim-nccl-runner" : "fleetsim-mpi-runner");
+  ls.ranks = plan.ranks;
+  ls.hostfile = a.hostfile;
+  ls.log_file = tmp + "/mpirun.log";
+  ls.watch_dir = tmp + "/real/" + std::string(validate::kPartsDir);
+  ls.watch_suffix = ".tsv";
+  ls.idle_limit_s = (k.timeout + grace).to_seconds();
+  ls.args = {"run", fs::absolute(a.scenario).string(), "--work", tmp + "/real", "--time-scale", a.time_scale,
+             "--bytes-scale", a.bytes_scale, "--timeout-ms", std::to_string(k.timeout.ns / 1'000'000),
+             "--dump-wait-ms", std::to_string(k.dump_wait.ns / 1'000'000), "--telemetry-ms",
+             std::to_string(k.telemetry_period.ns / 1'000'000)};
+  for (const std::string& s : a.sets) ls.args.insert(ls.args.end(), {"--set", s});
+  if (!gpu && plan.ranks > static_cast<int>(std::thread::hardware_concurrency())) ls.args.push_back("--yield");
+  if (a.spin_demo) ls.args.insert(ls.args.end(), {"--spin-step", std::to_string(a.spin_step)});
+  std::printf("real       %d %s: time x%g, bytes x%g, watchdog %s, grace %s%s ...\n", plan.ranks,
+              gpu ? "GPU processes (NCCL)" : "MPI processes", k.time_scale, k.bytes_scale, a.timeout.c_str(),
+              format_seconds(grace.ns).c_str(),
+              a.spin_demo ? (", spin demo at step " + std::to_string(a.spin_step)).c_str() : "");
+  std::fflush(stdout);
+  return validate::launch(ls);
+}
+
 }  // namespace
 
 int do_validate(const ValidateArgs& a) {
@@ -267,10 +304,12 @@ int do_validate(const ValidateArgs& a) {
   fs::create_directories(tmp + "/real/fr", ec);
   fs::create_directories(tmp + "/real/" + std::string(validate::kPartsDir), ec);
   if (ec) return fail("error: cannot create " + tmp + ": " + ec.message());
-  const bool gpu = a.backend == "nccl";
+  const bool gpu = a.backend == "nccl", torch = a.backend == "torch";
   std::optional<Calibration> calib;
   if (prep->calibration) {
     calib = *prep->calibration;
+  } else if (a.backend == "torch") {
+    std::printf("calibrate  none for torch (gloo): the simulated side uses the scenario's own collective model\n");
   } else if (plan.ranks < 2) {
     std::printf("calibrate  one rank: no collective to sweep; the simulated side uses the scenario's own model\n");
   } else {
@@ -281,28 +320,18 @@ int do_validate(const ValidateArgs& a) {
     calib = *c;
   }
   const validate::Scaling& k = prep->scaling;
-  validate::LaunchSpec ls;
-  ls.runner = *validate::find_runner(gpu ? "fleetsim-nccl-runner" : "fleetsim-mpi-runner");
-  ls.ranks = plan.ranks;
-  ls.hostfile = a.hostfile;
-  ls.log_file = tmp + "/mpirun.log";
-  ls.watch_dir = tmp + "/real/" + std::string(validate::kPartsDir);
-  ls.watch_suffix = ".tsv";
-  ls.idle_limit_s = (k.timeout + prep->grace).to_seconds();
-  ls.args = {"run", fs::absolute(a.scenario).string(), "--work", tmp + "/real", "--time-scale", a.time_scale,
-             "--bytes-scale", a.bytes_scale, "--timeout-ms", std::to_string(k.timeout.ns / 1'000'000),
-             "--dump-wait-ms", std::to_string(k.dump_wait.ns / 1'000'000), "--telemetry-ms",
-             std::to_string(k.telemetry_period.ns / 1'000'000)};
-  for (const std::string& s : a.sets) ls.args.insert(ls.args.end(), {"--set", s});
-  if (!gpu && plan.ranks > static_cast<int>(std::thread::hardware_concurrency())) ls.args.push_back("--yield");
-  if (a.spin_demo) ls.args.insert(ls.args.end(), {"--spin-step", std::to_string(a.spin_step)});
-  std::printf("real       %d %s: time x%g, bytes x%g, watchdog %s, grace %s%s ...\n", plan.ranks,
-              gpu ? "GPU processes (NCCL)" : "MPI processes", k.time_scale, k.bytes_scale, a.timeout.c_str(),
-              format_seconds(prep->grace.ns).c_str(),
-              a.spin_demo ? (", spin demo at step " + std::to_string(a.spin_step)).c_str() : "");
-  std::fflush(stdout);
-  const auto lr = validate::launch(ls);
-  if (!lr) return fail("error: cannot start mpirun");
+  std::optional<validate::LaunchResult> lr;
+  if (torch) {
+    std::printf("real       %d PyTorch processes (torchrun, gloo): time x%g, bytes x%g, watchdog %s, grace %gs ...\n",
+                plan.ranks, k.time_scale, k.bytes_scale, a.timeout.c_str(), prep->grace.to_seconds());
+    std::fflush(stdout);
+    auto t = run_torch_real(plan, tmp, a.python, k, prep->grace);
+    if (!t.ok()) return fail(t.errors());
+    lr = *t;
+  } else {
+    lr = launch_mpi(a, plan, tmp, k, prep->grace);
+    if (!lr) return fail("error: cannot start mpirun");
+  }
   validate::LaunchInfo info{lr->exit_code, lr->killed, lr->wall_s, k.time_scale, k.bytes_scale, lr->command, a.backend};
   auto real = validate::merge_parts(plan, tmp + "/real", info);
   if (!real.ok()) return fail(real.errors());
@@ -320,19 +349,21 @@ int do_validate(const ValidateArgs& a) {
   auto committed = staged->commit();
   if (!committed.ok()) return fail(committed.errors());
   const std::string& out = *committed;
-  const Side r = read_side(gpu ? "real (nccl, " + std::to_string(plan.ranks) + " GPUs)"
-                               : "real (mpi, " + std::to_string(plan.ranks) + " processes)",
+  const Side r = read_side(gpu     ? "real (nccl, " + std::to_string(plan.ranks) + " GPUs)"
+                           : torch ? "real (torch gloo, " + std::to_string(plan.ranks) + " processes)"
+                                   : "real (mpi, " + std::to_string(plan.ranks) + " processes)",
                            plan, real->result, out + "/real");
   const Side s = read_side(std::string("simulated (") + model->name() + ")", plan, sim->result, out + "/sim");
-  std::printf("scenario   %s: %d ranks (tp %d x dp %d x pp %d), mpirun exit %d%s, %.1f s wall\n",
-              plan.scenario.name.c_str(), plan.ranks, plan.tp, plan.dp, plan.pp, lr->exit_code,
+  std::printf("scenario   %s: %d ranks (tp %d x dp %d x pp %d), %s exit %d%s, %.1f s wall\n",
+              plan.scenario.name.c_str(), plan.ranks, plan.tp, plan.dp, plan.pp, torch ? "torchrun" : "mpirun",
+              lr->exit_code,
               lr->killed ? " (killed by the launcher's deadline)" : "", lr->wall_s);
   print_sides(r, s);
   if (a.spin_demo)
     std::printf("spin demo  the real side's hang is by design (a wait for a peer that never comes at step %lld); "
                 "the simulated side runs the scenario as written\n",
                 static_cast<long long>(a.spin_step));
-  std::printf("outputs    %s/ (real/ sim/ mpirun.log%s)\n", out.c_str(),
+  std::printf("outputs    %s/ (real/ sim/ %s%s)\n", out.c_str(), torch ? "repro.py torchrun.log" : "mpirun.log",
               prep->calibration || !calib ? "" : " calibration.yaml calibration.csv");
   return 0;
 }

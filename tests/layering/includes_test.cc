@@ -38,6 +38,7 @@ const std::vector<FolderRule> kRules = {
     {"sim/diagnose", {"include", "sim/io"}},
     {"sim/drill", {"include", "sim/run", "sim/diagnose", "sim/io", "sim/program"}},
     {"sim/sweep", {"include", "sim/run", "sim/model"}},  // closed forms use the compute-time model
+    {"sim/export", {"include"}},
     {"validate", {"include", "sim/run", "sim/model", "sim/observe", "sim/io", "sim/program", "sim/diagnose"}},
 };
 

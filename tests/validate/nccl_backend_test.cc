@@ -165,7 +165,7 @@ TEST(NcclBackend, CliSaysWhyInOneLineWithoutAGpu) {
 TEST(NcclBackend, BadBackendAndOneRankCalibration) {
   std::string out;
   EXPECT_EQ(run(kBin + " validate " + kSrc + "/validate/nccl/spin_1gpu.yaml --backend cuda", &out), 2);
-  EXPECT_NE(out.find("unknown backend 'cuda' (expected mpi or nccl)"), std::string::npos) << out;
+  EXPECT_NE(out.find("unknown backend 'cuda' (expected mpi, nccl or torch)"), std::string::npos) << out;
   EXPECT_EQ(run(kBin + " calibrate --backend nccl --ranks 1", &out), 2);
   EXPECT_NE(out.find("fleetsim-nccl-runner selftest"), std::string::npos) << out;
 }

@@ -58,7 +58,7 @@ TEST(ValidateInput, AHugeValueIsEchoedClipped) {
   const auto r = fleetsim_cmd("validate " + kSrc + "/scenarios/crash_rank.yaml --backend " + std::string(5000, 'y'));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "--backend: error: unknown backend '" + std::string(200, 'y') +
-                       "... (5000 characters)' (expected mpi or nccl)\n");
+                       "... (5000 characters)' (expected mpi, nccl or torch)\n");
 }
 
 }  // namespace

@@ -1,0 +1,197 @@
+// `fleetsim validate --backend torch` for real: the exported scripts run under
+// torchrun on 4 gloo processes (torch from the repository's .venv, made by
+// scripts/venv.sh; skipped without it), each case agreeing with the simulator on
+// outcome, hang step and culprit, and no process outliving the command.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "sim/diagnose/diagnose.h"
+#include "tests/support/command.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kBin = FLEETSIM_BINARY;
+const std::string kSrc = FLEETSIM_SOURCE_DIR;
+const std::string kPython = kSrc + "/.venv/bin/python";
+
+bool have_torch() {
+  static const bool ok =
+      fleetsim::test_support::run_command("'" + kPython + "' -c 'import torch.distributed'").exit_code == 0;
+  return ok;
+}
+
+std::string out_dir(const std::string& name) {
+  return (fs::temp_directory_path() / ("fleetsim-torch-" + std::to_string(::getpid())) / name).string();
+}
+
+// Live processes whose command line mentions `marker`.
+int alive(const std::string& marker) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    std::ifstream in(e.path() / "cmdline");
+    const std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ifstream st(e.path() / "stat");
+    std::string stat;
+    std::getline(st, stat);
+    if (stat.find(") Z") == std::string::npos && cmd.find(marker) != std::string::npos) ++n;
+  }
+  return n;
+}
+
+struct Side {
+  std::string outcome;
+  int64_t hang_step = -1;
+  int first_timeout = -1;
+  std::string cause;
+  std::vector<int> culprit;
+};
+
+Side side(const std::string& dir) {
+  std::ifstream in(dir + "/summary.json");
+  const auto s = nlohmann::json::parse(in);
+  Side x;
+  x.outcome = s["outcome"];
+  if (s.contains("hang")) {
+    x.hang_step = s["hang"]["step"];
+    x.first_timeout = s["hang"]["first_timeout_rank"];
+  }
+  auto d = fleetsim::diagnose::diagnose_dir(dir);
+  if (d.ok()) {
+    x.cause = fleetsim::diagnose::to_string(d->cause);
+    x.culprit = d->culprit_ranks;
+  }
+  return x;
+}
+
+struct Both {
+  Side real, sim;
+  std::string text;
+};
+
+// Runs the 4-rank scenario under validate --backend torch (3 s watchdog).
+Both validate(const std::string& scenario, const std::string& name) {
+  const std::string out = out_dir(name);
+  Both b;
+  auto r = fleetsim::test_support::run_command(kBin + " validate " + kSrc + "/scenarios/validate/" + scenario +
+                                               " --backend torch --python " + kPython + " --timeout 3s --grace 3s" +
+                                               " --out " + out);
+  b.text = r.out;
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(alive(out), 0) << "a process of the job outlived `fleetsim validate`";
+  if (r.exit_code != 0) return b;
+  b.real = side(out + "/real");
+  b.sim = side(out + "/sim");
+  return b;
+}
+
+// Removes a test's folder unless it failed (then its torchrun.log is worth a look).
+void cleanup(const std::string& name) {
+  if (::testing::Test::HasFailure()) return;
+  const fs::path out = out_dir(name);
+  fs::remove_all(out);
+  std::error_code ec;
+  fs::remove(out.parent_path(), ec);  // this test process's folder, once empty
+}
+
+#define SKIP_WITHOUT_TORCH() \
+  if (!have_torch()) GTEST_SKIP() << "no torch at " << kPython << " (scripts/venv.sh makes it)"
+
+// The founding case: rank 0's extra world all-reduce at step 40. Under gloo it
+// waits for peers that never come (the others wait in the tp and dp groups), as
+// under NCCL; PyTorch's own dumps name rank 0.
+TEST(TorchValidate, FoundingCaseHangsAtStep40OnRank0) {
+  SKIP_WITHOUT_TORCH();
+  const Both b = validate("step40_hang_4ranks.yaml", "hang");
+  EXPECT_EQ(b.real.outcome, "hang") << b.text;
+  EXPECT_EQ(b.sim.outcome, "hang") << b.text;
+  EXPECT_EQ(b.real.hang_step, 40) << b.text;
+  EXPECT_EQ(b.sim.hang_step, 40) << b.text;
+  EXPECT_EQ(b.real.first_timeout, 0) << b.text;
+  EXPECT_EQ(b.sim.first_timeout, 0) << b.text;
+  EXPECT_EQ(b.real.cause, "extra_collective") << b.text;
+  EXPECT_EQ(b.sim.cause, "extra_collective") << b.text;
+  EXPECT_EQ(b.real.culprit, std::vector<int>{0}) << b.text;
+  EXPECT_EQ(b.sim.culprit, std::vector<int>{0}) << b.text;
+  cleanup("hang");
+}
+
+// The fix: every rank runs the loss all-reduce; the job completes on both sides.
+TEST(TorchValidate, FixedCaseCompletes) {
+  SKIP_WITHOUT_TORCH();
+  const Both b = validate("step40_fixed_4ranks.yaml", "fixed");
+  EXPECT_EQ(b.real.outcome, "completed") << b.text;
+  EXPECT_EQ(b.sim.outcome, "completed") << b.text;
+  EXPECT_EQ(b.real.hang_step, -1);
+  EXPECT_TRUE(b.sim.culprit.empty()) << b.text;
+  EXPECT_NE(b.real.cause, "extra_collective") << b.text;
+  cleanup("fixed");
+}
+
+// A data loader that never returns on rank 2 at step 8: its peers time out.
+TEST(TorchValidate, StallHangsAtStep8OnRank2) {
+  SKIP_WITHOUT_TORCH();
+  const Both b = validate("stall_4ranks.yaml", "stall");
+  EXPECT_EQ(b.real.outcome, "hang") << b.text;
+  EXPECT_EQ(b.sim.outcome, "hang") << b.text;
+  EXPECT_EQ(b.real.hang_step, 8) << b.text;
+  EXPECT_EQ(b.sim.hang_step, 8) << b.text;
+  EXPECT_EQ(b.real.cause, "rank_stalled") << b.text;
+  EXPECT_EQ(b.sim.cause, "rank_stalled") << b.text;
+  EXPECT_EQ(b.real.culprit, std::vector<int>{2}) << b.text;
+  EXPECT_EQ(b.sim.culprit, std::vector<int>{2}) << b.text;
+  cleanup("stall");
+}
+
+// Rank 1's process dies (SIGKILL) at step 6.
+TEST(TorchValidate, CrashIsACrashOfRank1) {
+  SKIP_WITHOUT_TORCH();
+  const Both b = validate("crash_4ranks.yaml", "crash");
+  EXPECT_EQ(b.real.outcome, "crash") << b.text;
+  EXPECT_EQ(b.sim.outcome, "crash") << b.text;
+  EXPECT_EQ(b.real.cause, "rank_crashed") << b.text;
+  EXPECT_EQ(b.sim.cause, "rank_crashed") << b.text;
+  EXPECT_EQ(b.real.culprit, std::vector<int>{1}) << b.text;
+  EXPECT_EQ(b.sim.culprit, std::vector<int>{1}) << b.text;
+  cleanup("crash");
+}
+
+// Rank 0 skips one send at step 8: the receiver runs a message ahead and waits
+// at the last step. Outcome, hang step and first timeout agree. The culprit does
+// not: gloo's flight recorder (torch 2.15) records no send/recv, so its dumps
+// show only rank 2 missing from the tp all-reduce it never reached, while the
+// simulator's (NCCL's) show rank 0's missing send. Asserted as it is, so that a
+// recorder that starts recording p2p on gloo shows up here.
+TEST(TorchValidate, P2pSkipHangsAtTheLastStep) {
+  SKIP_WITHOUT_TORCH();
+  const Both b = validate("pp_skip_4ranks.yaml", "p2p");
+  EXPECT_EQ(b.real.outcome, "hang") << b.text;
+  EXPECT_EQ(b.sim.outcome, "hang") << b.text;
+  EXPECT_EQ(b.real.hang_step, 16) << b.text;
+  EXPECT_EQ(b.sim.hang_step, 16) << b.text;
+  EXPECT_EQ(b.real.first_timeout, 2) << b.text;
+  EXPECT_EQ(b.sim.first_timeout, 2) << b.text;
+  EXPECT_EQ(b.sim.cause, "missing_collective") << b.text;
+  EXPECT_EQ(b.sim.culprit, std::vector<int>{0}) << b.text;
+  EXPECT_EQ(b.real.culprit, std::vector<int>{2}) << b.text;
+  cleanup("p2p");
+}
+
+// Bad input is refused before anything starts: no Python with torch.
+TEST(TorchValidate, MissingPythonIsAOneLineError) {
+  const std::string out = out_dir("nopython");
+  auto r = fleetsim::test_support::run_command(kBin + " validate " + kSrc +
+                                               "/scenarios/validate/step40_hang_4ranks.yaml --backend torch "
+                                               "--python /nonexistent/python --out " + out);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("--backend torch: error: no Python at '/nonexistent/python'"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+}  // namespace
