@@ -165,7 +165,8 @@ std::string fr_section(const ReportData& d) {
   if (a.ranks == 0) return s + "<p>No flight-recorder dumps in this folder.</p>\n";
   if (a.rows.empty()) return s + "<p>" + std::to_string(a.ranks) + " dumps read; diagnose names no sequence number to align at.</p>\n";
   s += "<p>pg " + esc(a.pg_name) + (a.pg_desc.empty() ? "" : " (" + esc(a.pg_desc) + ")") + ", " + (a.p2p ? "p2p seq " : "collective seq ") +
-       std::to_string(a.seq) + ": every member's pg_status and its entry at that number. Ranks that agree share a row; "
+       std::to_string(a.seq) + ": each member's pg_status and its entry at that number (the group instance of the "
+       "culprit, or of the first rank to time out). Ranks that agree share a row; "
        "the smallest groups (the odd ones out) come first.</p>\n";
   s += "<table><tr><th>ranks</th><th>count</th><th>last enqueued</th><th>last started</th><th>last completed</th><th>entry at seq " +
        std::to_string(a.seq) + "</th></tr>\n";

@@ -68,17 +68,28 @@ std::string describe_entry(const diagnose::FrEntry& e) {
   std::string s = e.profiling_name;
   if (!e.op_name.empty()) s += " '" + e.op_name + "'";
   s += " in " + e.input_sizes + ", " + e.state;
-  if (e.duration_ms) s += " (" + std::to_string(static_cast<int64_t>(*e.duration_ms)) + " ms)";
   return s;
 }
 
-FrAlignment align(const Record& rec, const std::string& pg, int64_t seq, bool p2p) {
+// The members of the instance of group `pg` that `rank` belongs to (every instance
+// of a kind shares the name), or empty when its dump does not say.
+std::vector<int> instance_of(const Record& rec, const std::string& pg, int rank) {
+  const auto d = rec.dumps.find(rank);
+  if (d == rec.dumps.end()) return {};
+  const auto g = d->second.groups.find(pg);
+  return g == d->second.groups.end() ? std::vector<int>{} : g->second.ranks;
+}
+
+// Aligns the instance of `pg` holding `around` (every dump holding `pg` if unknown).
+FrAlignment align(const Record& rec, const std::string& pg, int64_t seq, bool p2p, int around) {
   FrAlignment a{pg, "", seq, p2p, static_cast<int>(rec.dumps.size()), {}, 0};
+  const std::vector<int> members = instance_of(rec, pg, around);
   using Key = std::tuple<int64_t, int64_t, int64_t, std::string>;
   std::map<Key, std::vector<int>> groups;
   for (const auto& [rank, dump] : rec.dumps) {
     const auto g = dump.groups.find(pg);
     if (g == dump.groups.end()) continue;  // the rank is not in the group
+    if (!members.empty() && std::find(members.begin(), members.end(), rank) == members.end()) continue;
     if (a.pg_desc.empty()) a.pg_desc = g->second.desc;
     const auto st = dump.status.find(pg);
     const diagnose::FrStatus s = st == dump.status.end() ? diagnose::FrStatus{} : st->second;
@@ -102,10 +113,11 @@ FrAlignment align(const Record& rec, const std::string& pg, int64_t seq, bool p2
 
 FrAlignment align_at_divergence(const Record& rec, const ReportData& d) {
   const diagnose::Diagnosis& g = d.diagnosis;
-  if (!g.pg_name.empty() && g.p2p_seq_id >= 0) return align(rec, g.pg_name, g.p2p_seq_id, true);
-  if (!g.pg_name.empty() && g.collective_seq_id >= 0) return align(rec, g.pg_name, g.collective_seq_id, false);
+  const int around = !g.culprit_ranks.empty() ? g.culprit_ranks.front() : d.first_timeout_rank;
+  if (!g.pg_name.empty() && g.p2p_seq_id >= 0) return align(rec, g.pg_name, g.p2p_seq_id, true, around);
+  if (!g.pg_name.empty() && g.collective_seq_id >= 0) return align(rec, g.pg_name, g.collective_seq_id, false, around);
   if (rec.summary && !rec.summary->hang_process_group.empty() && rec.summary->hang_seq >= 0)
-    return align(rec, rec.summary->hang_process_group, rec.summary->hang_seq, false);
+    return align(rec, rec.summary->hang_process_group, rec.summary->hang_seq, false, around);
   FrAlignment none;
   none.ranks = static_cast<int>(rec.dumps.size());
   return none;
