@@ -14,7 +14,7 @@ namespace fleetsim::report {
 const char kLevelAlphabet[kLevels + 1] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 char level_char(double v) {
-  const double c = std::clamp(v, 0.0, 100.0);
+  const double c = std::isnan(v) ? 0.0 : std::clamp(v, 0.0, 100.0);
   return kLevelAlphabet[static_cast<int>(std::lround(c / 100.0 * (kLevels - 1)))];
 }
 
