@@ -5,7 +5,8 @@ set -euo pipefail
 pkgs=(cmake g++ ninja-build pkg-config libyaml-cpp-dev libcli11-dev libeigen3-dev
       libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
       libopenmpi-dev openmpi-bin time clang-14 libfuzzer-14-dev
-      jupyter-nbconvert python3-matplotlib python3-pandas python3-ipykernel python3-venv)
+      jupyter-nbconvert python3-matplotlib python3-pandas python3-ipykernel python3-venv
+      chromium)  # headless, for the report page's browser test (about 50 s to install)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -41,7 +41,7 @@ inline constexpr OutputSpec kOutputs[kOutputFiles] = {
      "per-rank GPU utilization, SM and tensor activity, NIC bytes, step, every telemetry period"},
     {OutputFile::kFr, "fr", "fr/", false, "up to 1024 ranks, at most 2^18 entries in all",
      "one flight-recorder dump per rank, in PyTorch's schema"},
-    {OutputFile::kTrace, "trace", "trace.json", false, "up to 64 ranks",
+    {OutputFile::kTrace, "trace", "trace.json", false, "every rank up to 64 ranks, else 64 in full and the rest summarized",
      "Chrome trace events (Perfetto): compute, collectives, waits"},
     {OutputFile::kLog, "log", "job.log", true, "always", "what the job prints, watchdog lines in PyTorch's wording"},
     {OutputFile::kModel, "model", "model.json", true, "always",

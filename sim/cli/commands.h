@@ -15,6 +15,7 @@ void register_run_command(CLI::App& app, int* exit_code);
 void register_check_command(CLI::App& app, int* exit_code);
 void register_collectives_command(CLI::App& app, int* exit_code);
 void register_diagnose_command(CLI::App& app, int* exit_code);
+void register_report_command(CLI::App& app, int* exit_code);
 void register_sweep_command(CLI::App& app, int* exit_code);
 void register_drill_command(CLI::App& app, int* exit_code);
 void register_validate_command(CLI::App& app, int* exit_code);

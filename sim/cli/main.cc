@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   fleetsim::cli::register_run_command(app, &exit_code);
   fleetsim::cli::register_check_command(app, &exit_code);
   fleetsim::cli::register_diagnose_command(app, &exit_code);
+  fleetsim::cli::register_report_command(app, &exit_code);
   fleetsim::cli::register_collectives_command(app, &exit_code);
   fleetsim::cli::register_drill_command(app, &exit_code);
   fleetsim::cli::register_validate_command(app, &exit_code);

@@ -4,6 +4,10 @@
 // Events stream to disk as they finish; collectives still open at the end are
 // closed at the end of the run and marked "(never completed)"; CPU work a rank
 // never returned from (a stall) is closed the same way, "(never returned)".
+// Ranks not traced in full are tallied (compute, collective and wait time, last
+// step, timeouts) and written at the end as one summary process: a slice per
+// range of contiguous ranks with min/mean/max, the first timeout among them, and
+// their faults (at most kTraceSummaryFaults), so the file stays bounded.
 #pragma once
 
 #include <cstdio>
@@ -13,8 +17,11 @@
 
 namespace fleetsim {
 
+inline constexpr int kTraceSummaryBins = 64, kTraceSummaryFaults = 64;
+
 class TraceWriter final : public Observer {
  public:
+  // `ranks`: the ranks traced in full; the others are summarized.
   TraceWriter(const Plan& plan, std::vector<int> ranks, std::FILE* out);
 
   void on_compute(int rank, uint32_t op, int64_t step, SimTime begin, SimTime end, bool cpu) override;
@@ -36,6 +43,14 @@ class TraceWriter final : public Observer {
   void instant(int rank, int tid, const std::string& name, SimTime t);
   void close_work(const WorkRecord& w, SimTime end, bool completed);
   bool traced(int rank) const { return slot_[static_cast<size_t>(rank)] >= 0; }
+  void write_summary(SimTime end);
+
+  // What an untraced rank did, in total.
+  struct Tally {
+    int64_t compute_ns = 0, collective_ns = 0, wait_ns = 0, last_step = 0;
+    SimTime started = SimTime::never(), transfer = SimTime::never();
+    bool open = false, timed_out = false;
+  };
 
   const Plan& plan_;
   std::FILE* out_;
@@ -43,6 +58,9 @@ class TraceWriter final : public Observer {
   std::vector<Open> open_;
   std::vector<std::pair<int, std::pair<SimTime, std::string>>> stuck_cpu_;  // (rank, (since, what)) never returned
   bool first_ = true;
+  std::vector<Tally> tally_;  // by rank when some ranks are summarized, else empty
+  int first_timeout_rank_ = -1, summary_faults_ = 0;
+  SimTime first_timeout_at_{};
 };
 
 }  // namespace fleetsim

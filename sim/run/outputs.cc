@@ -23,6 +23,31 @@ std::vector<int> first_ranks(int n) {
   return v;
 }
 
+// The ranks trace.json shows in full: every rank up to kTraceRanksMax; above, rank
+// 0, the last rank and the ranks a fault names, then an even sample up to
+// kTraceRanksMax in all (the trace writer summarizes the rest).
+std::vector<int> trace_sample(const Plan& plan) {
+  const int n = plan.ranks;
+  if (n <= kTraceRanksMax) return first_ranks(n);
+  std::vector<int> v{0, n - 1};
+  for (const Fault& f : plan.scenario.faults)
+    for (int r : f.ranks)
+      if (r >= 0 && r < n && v.size() < static_cast<size_t>(kTraceRanksMax / 2)) v.push_back(r);
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  for (int k = 1; k < kTraceRanksMax && v.size() < static_cast<size_t>(kTraceRanksMax); ++k) {
+    const int r = static_cast<int>(int64_t{k} * n / kTraceRanksMax);
+    const auto at = std::lower_bound(v.begin(), v.end(), r);
+    if (at == v.end() || *at != r) v.insert(at, r);
+  }
+  return v;
+}
+
+std::string trace_note(const Plan& plan, size_t traced) {
+  return std::to_string(traced) + " of " + std::to_string(plan.ranks) + " ranks in full (rank 0, the last, faulted ranks, " +
+         "an even sample); the rest summarized per rank range";
+}
+
 Result<OutputSelection> select_requested(const Plan& plan, const std::vector<std::string>& requested) {
   OutputSelection s;
   s.fr_capacity = plan.scenario.job.flight_recorder_entries;
@@ -37,7 +62,10 @@ Result<OutputSelection> select_requested(const Plan& plan, const std::vector<std
     }
     s.files.set(*f);
   }
-  s.telemetry_ranks = s.trace_ranks = first_ranks(plan.ranks);
+  s.telemetry_ranks = first_ranks(plan.ranks);
+  s.trace_ranks = trace_sample(plan);
+  if (s.has(OutputFile::kTrace) && plan.ranks > kTraceRanksMax)
+    s.notes.emplace_back("trace.json", trace_note(plan, s.trace_ranks.size()));
   s.lockstep_ok = std::all_of(std::begin(kOutputs), std::end(kOutputs),
                               [&](const OutputSpec& o) { return o.lockstep || !s.files.has(o.id); });
   return s;
@@ -52,10 +80,8 @@ OutputSelection select_default(const Plan& plan) {
     s.notes.emplace_back("telemetry.csv", "ranks 0-" + std::to_string(kTelemetrySample - 1) + " only (" +
                                               std::to_string(n) + " ranks > " +
                                               std::to_string(kTelemetryAllRanksMax) + "; --outputs telemetry samples all)");
-  s.files.set(OutputFile::kTrace, n <= kTraceRanksMax);
-  if (s.has(OutputFile::kTrace)) s.trace_ranks = first_ranks(n);
-  else s.notes.emplace_back("trace.json", "skipped (" + std::to_string(n) + " ranks > " +
-                                              std::to_string(kTraceRanksMax) + "; --outputs trace writes it)");
+  s.trace_ranks = trace_sample(plan);
+  if (n > kTraceRanksMax) s.notes.emplace_back("trace.json", trace_note(plan, s.trace_ranks.size()));
   s.files.set(OutputFile::kFr, n <= kFrRanksMax);
   if (!s.has(OutputFile::kFr)) s.notes.emplace_back("fr/", "skipped (" + std::to_string(n) + " ranks > " +
                                                         std::to_string(kFrRanksMax) + "; --outputs fr writes it)");
@@ -85,6 +111,7 @@ void note_lockstep_outputs(OutputSelection* o) {
   const char* why = "skipped: the lockstep executor ran (--executor event writes it)";
   for (const OutputSpec& spec : kOutputs) {
     if (spec.lockstep || !o->has(spec.id)) continue;
+    std::erase_if(o->notes, [&](const auto& n) { return n.first == spec.file_name; });  // what it would have held
     o->notes.emplace_back(spec.file_name, why);
     o->files.set(spec.id, false);
   }

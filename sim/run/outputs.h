@@ -30,7 +30,8 @@ struct OutputSelection {
 };
 
 // The default keeps a run's folder bounded: telemetry for every rank up to 512
-// ranks (else the first 64), the trace up to 64 ranks, flight-recorder dumps up
+// ranks (else the first 64), the trace in full up to 64 ranks (above, 64 in full
+// and the rest summarized; --outputs trace too), flight-recorder dumps up
 // to 1024 ranks with at most 2^18 entries in all. `requested` (from --outputs)
 // names exactly the files to write, for every rank. Unknown names are errors.
 Result<OutputSelection> select_outputs(const Plan& plan,

@@ -36,6 +36,7 @@ const std::vector<FolderRule> kRules = {
     {"sim/io", {"include", "sim/model/nccl_model.h"}},
     {"sim/run", {"include", "sim/io", "sim/exec", "sim/observe", "sim/model", "sim/program"}},
     {"sim/diagnose", {"include", "sim/io"}},
+    {"sim/report", {"include", "sim/io", "sim/diagnose"}},  // reads a folder through diagnose
     {"sim/drill", {"include", "sim/run", "sim/diagnose", "sim/io", "sim/program"}},
     {"sim/sweep", {"include", "sim/run", "sim/model"}},  // closed forms use the compute-time model
     {"sim/export", {"include"}},
