@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -164,6 +165,34 @@ TEST(DrillEvidence, PipelineStacksAreTrue) {
         ASSERT_EQ(e.when, "not (pp_rank == 0)") << rank;
       }
   }
+}
+
+// A dead rank's telemetry reads 0% from its death on, and no rank's step goes back
+// (a pp=4 job whose rank 19 dies at step 30).
+TEST(DrillEvidence, ADeadRankReadsIdleAndStepsNeverGoBack) {
+  const fs::path yaml = fs::temp_directory_path() / ("fleetsim_drill_pp4_" + std::to_string(getpid()) + ".yaml");
+  std::ofstream(yaml) << "name: pp4-crash\nfleet: {system: dgx-h100, nodes: 4}\nparallel: {tp: 8, pp: 4}\n"
+                         "job: {steps: 40, seed: 3, watchdog: 2min, telemetry_period: 1s}\nstep:\n"
+                         "  - when: \"pp_rank > 0\"\n    do:\n      - recv: {name: act_recv, from: prev, bytes: 64MiB}\n"
+                         "  - compute: {name: forward, time: 50ms, jitter: 1%}\n"
+                         "  - when: \"pp_rank < 3\"\n    do:\n      - send: {name: act_send, to: next, bytes: 64MiB}\n"
+                         "  - allreduce: {name: tp_sync, group: tp, bytes: 16MiB}\n"
+                         "faults:\n  - crash: {rank: 19, at_step: 30}\nexpect: {cause: rank_crashed, culprit: [19]}\n";
+  const Incident inc = incident(yaml.string());
+  fs::remove(yaml);
+  const double died = inc.result.crash.at.to_seconds();
+  std::map<int, int64_t> step;
+  int after = 0;
+  for (const auto& row : inc.record.telemetry) {
+    EXPECT_GE(row.step, step[row.rank]) << "rank " << row.rank << " at " << row.time_s;
+    step[row.rank] = row.step;
+    if (row.rank == 19 && row.time_s > died + 1) {
+      ++after;
+      EXPECT_EQ(row.gpu_util, 0) << row.time_s;
+    }
+  }
+  EXPECT_GT(after, 0);
+  EXPECT_TRUE(has(render_logs(inc, -1), "rank      : 19 (local_rank: 3)"));
 }
 
 // Pages never read a throughput drop of 0% or less.
