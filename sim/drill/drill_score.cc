@@ -166,7 +166,8 @@ Scored score_answer(const Incident& inc, const Answer& a, int minutes, int faste
   if (s.who_points == 50 && s.cause_points == 50) {
     s.time_penalty = std::max(0, minutes - fastest_minutes);
     s.lines.push_back("time: " + std::to_string(minutes) + " min on the incident clock, the fastest isolation path " +
-                      std::to_string(fastest_minutes) + " min: -" + std::to_string(s.time_penalty));
+                      std::to_string(fastest_minutes) + " min: " +
+                      (s.time_penalty ? "-" + std::to_string(s.time_penalty) : std::string("no deduction")));
   } else {
     s.lines.push_back("time: " + std::to_string(minutes) + " min on the incident clock (counted only when who and "
                       "cause are both right)");

@@ -231,7 +231,8 @@ void Session::show_path() {
   for (size_t i = 0; i < used_.size(); ++i) out_ << (i ? ", " : "") << used_[i];
   out_ << (used_.empty() ? "(none)" : "") << " = " << minutes_ << " min\n";
   out_ << "diagnose on the same evidence: " << diagnose::to_string(inc_.diagnosis.verdict) << ", "
-       << diagnose::to_string(inc_.diagnosis.cause) << ", rank " << rank_list(inc_.diagnosis.culprit_ranks) << "\n";
+       << diagnose::to_string(inc_.diagnosis.cause) << ", "
+       << (inc_.diagnosis.culprit_ranks.empty() ? "no rank" : "rank " + rank_list(inc_.diagnosis.culprit_ranks)) << "\n";
 }
 
 std::vector<std::string> list_incidents(const std::string& dir) {

@@ -52,7 +52,7 @@ TEST(Drill, ScriptedSessionFromPageToScore) {
   EXPECT_TRUE(has(out, "Watchdog caught collective operation timeout")) << out;
   EXPECT_TRUE(has(out, "[py-spy dump all: +5 min, incident clock 00:08]")) << out;
   EXPECT_TRUE(has(out, "who: correct (rank 0): 50/50\ncause: correct: 50/50")) << out;
-  EXPECT_TRUE(has(out, "time: 8 min on the incident clock, the fastest isolation path 7 min: -1")) << out;
+  EXPECT_TRUE(has(out, "time: 8 min on the incident clock, the fastest isolation path 7 min: -1\n")) << out;
   EXPECT_TRUE(has(out, "score: 99/100")) << out;
   EXPECT_TRUE(has(out, "4. Stacks")) << out;
   EXPECT_TRUE(has(out, "<- isolates it")) << out;
