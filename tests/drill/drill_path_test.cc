@@ -195,6 +195,18 @@ TEST(DrillEvidence, ADeadRankReadsIdleAndStepsNeverGoBack) {
   EXPECT_TRUE(has(render_logs(inc, -1), "rank      : 19 (local_rank: 3)"));
 }
 
+// docs/drill.md lists every incident --random draws from, and no culprit table.
+TEST(DrillDocs, ListEveryIncidentWithoutAnswers) {
+  std::ifstream in(kSrc + "/docs/drill.md");
+  std::ostringstream text;
+  text << in.rdbuf();
+  const std::string doc = text.str();
+  const std::string incidents = doc.substr(doc.find("## Incidents"));
+  for (const std::string& file : list_incidents(kSrc + "/scenarios"))
+    EXPECT_TRUE(has(incidents, "`" + fs::path(file).stem().string() + "`")) << file;
+  EXPECT_FALSE(has(doc, "| culprit |")) << "docs/drill.md lists culprits";
+}
+
 // Pages never read a throughput drop of 0% or less.
 TEST(DrillEvidence, PagesNeverReadANonPositiveDrop) {
   for (const std::string& file : list_incidents(kSrc + "/scenarios")) {
