@@ -110,6 +110,8 @@ Scored score_answer(const Incident& inc, const Answer& a, int minutes, int faste
 std::string answer_help();
 
 std::string py_spy_stack(const Incident& inc, int rank);      // one rank, no process header
+// The op (into Plan::ops) rank's CPU is in when the page fires, and its step; -1 if none.
+int cpu_op_of(const Incident& inc, int rank, int64_t* step);
 std::string rank_list(const std::vector<int>& ranks);  // "0-3, 5"
 
 }  // namespace fleetsim::drill

@@ -237,6 +237,22 @@ std::string blocking_op_lesson(const Incident& inc) {
                    "work like this a timeout of its own (or make it asynchronous).\n";
     return out + "Its peers wait for it inside NCCL until the watchdog fires.\n";
   }
+  // A desync: the culprit is in an op under a `when` the others do not take.
+  const std::string cause = plan.scenario.expect.cause.value_or("");
+  const std::vector<int> culprit = plan.scenario.expect.culprit.value_or(std::vector<int>{});
+  if ((cause == "extra_collective" || cause == "mismatched_collective") && culprit.size() == 1) {
+    int64_t step = 0;
+    const int op = cpu_op_of(inc, culprit[0], &step);
+    if (op >= 0 && !plan.sources[plan.ops[static_cast<size_t>(op)].source].when.empty()) {
+      const PlanOp& o = plan.ops[static_cast<size_t>(op)];
+      const bool sync = is_collective(o.kind) || o.kind == OpKind::kLog || o.kind == OpKind::kBarrier;
+      return "What blocked: rank " + std::to_string(culprit[0]) + " is in " + where(plan.sources[o.source]) +
+             " at step " + std::to_string(step) + (sync ? ", a call that waits on its peers, which" : ", which") +
+             " the other ranks do not run: they wait in NCCL until " + watchdog +
+             " fires. A collective, barrier, checkpoint save or metric sync belongs on every rank; gate only "
+             "the rank-local part (the print) on the condition.\n";
+    }
+  }
   for (const PlanOp& op : plan.ops) {
     if (op.kind != OpKind::kCpu || !wd || op.time < *wd) continue;
     return "What blocked: " + where(plan.sources[op.source]) + " takes " + minutes(op.time) + " min, longer than " +

@@ -135,6 +135,12 @@ std::string torch_frames(const PlanOp& op, const std::string& where) {
 
 }  // namespace
 
+int cpu_op_of(const Incident& inc, int rank, int64_t* step) {
+  const Position pos = cpu_position(inc, rank);
+  *step = pos.step;
+  return pos.op;
+}
+
 // The stack of one rank, without the process header (so identical stacks coalesce).
 std::string py_spy_stack(const Incident& inc, int rank) {
   const Plan& plan = inc.plan;

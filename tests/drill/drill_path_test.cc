@@ -217,6 +217,10 @@ TEST(DrillEvidence, PagesNeverReadANonPositiveDrop) {
 
 // The closing explanation names the op that blocked and its length against the watchdog.
 TEST(DrillLesson, NamesTheBlockingOpAgainstTheWatchdog) {
+  const std::string sync = play(scenario("step400_hang"), "quit\n");
+  EXPECT_TRUE(has(sync, "What blocked: rank 0 is in `log` (train.py:26, under `rank == 0 && step % 400 == 0`) at "
+                        "step 400, a call that waits on its peers")) << sync;
+  EXPECT_TRUE(has(sync, "until the 10-minute watchdog fires")) << sync;
   const std::string idle = play(scenario("all_idle_checkpoint"), "quit\n");
   EXPECT_TRUE(has(idle, "What blocked: rank 0's CPU entered `save_checkpoint` (train.py:")) << idle;
   EXPECT_TRUE(has(idle, "under `rank == 0`) at step 40 and never returned, against the 2-minute watchdog")) << idle;
