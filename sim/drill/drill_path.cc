@@ -198,7 +198,7 @@ std::vector<PathStep> fastest_path(const Incident& inc) {
                             true, "nccl-tests NODE"));
       } else if (cause == Cause::kSlowLink && want.empty() && inc.plan.scenario.fleet.nodes >= 2) {
         path.push_back(step(inc, S::kHardware, "nccl-tests 0 1", nccl_tests_facts(render_nccl_tests(inc, 0, 1)), true,
-                            "nccl-tests NODE NODE2"));
+                            "nccl-tests NODE OTHER_NODE"));
       }
       break;
     }
