@@ -36,6 +36,8 @@ class Session {
   void closing();
   void show_path();
   std::string hint() const;
+  void py_spy(std::vector<std::string> words);
+  void nccl_tests(const std::vector<std::string>& words);
   // A rank or node argument: its value, or nullopt after saying what is wrong.
   std::optional<int> number_arg(const std::string& cmd, const std::string& word, int limit, const char* what);
 
@@ -117,20 +119,7 @@ bool Session::handle(const std::string& raw) {
     charge("steps", "steps");
     out_ << render_steps(inc_);
   } else if (cmd == "py-spy") {
-    if (!w.empty() && w[0] == "dump") w.erase(w.begin());
-    if (w.size() != 1) {
-      out_ << "py-spy: which rank? `py-spy dump RANK` (2 min) or `py-spy dump all` (5 min); nothing charged\n";
-      return true;
-    }
-    if (w[0] == "all") {
-      charge("py-spy dump all", "py-spy dump all");
-      out_ << render_py_spy(inc_, -1);
-      return true;
-    }
-    const std::optional<int> r = number_arg("py-spy", w[0], inc_.plan.ranks, "rank");
-    if (!r) return true;
-    charge("py-spy dump " + w[0], "py-spy dump RANK");
-    out_ << render_py_spy(inc_, *r);
+    py_spy(w);
   } else if (cmd == "fr") {
     charge("fr dump", "fr dump");
     out_ << render_fr_dump(inc_);
@@ -144,21 +133,7 @@ bool Session::handle(const std::string& raw) {
     charge("bisect", "bisect");
     out_ << render_bisect(inc_);
   } else if (cmd == "nccl-tests") {
-    if (w.empty() || w.size() > 2) {
-      out_ << "nccl-tests: which node? `nccl-tests NODE` or `nccl-tests NODE NODE2` (nodes 0-" << nodes - 1
-           << "); nothing charged\n";
-      return true;
-    }
-    const std::optional<int> a = number_arg(cmd, w[0], nodes, "node");
-    if (!a) return true;
-    std::optional<int> b = -1;
-    if (w.size() == 2 && !(b = number_arg(cmd, w[1], nodes, "node"))) return true;
-    if (*b == *a) {
-      out_ << "nccl-tests: a node pair needs two different nodes; nothing charged\n";
-      return true;
-    }
-    charge(w.size() == 2 ? cmd + " " + w[0] + " " + w[1] : cmd + " " + w[0], "nccl-tests");
-    out_ << render_nccl_tests(inc_, *a, *b);
+    nccl_tests(w);
   } else if (cmd == "hint") {
     charge("hint", "hint");
     out_ << hint();
@@ -171,6 +146,42 @@ bool Session::handle(const std::string& raw) {
     out_ << "unknown command `" << cmd << "`; type help (nothing charged)\n";
   }
   return true;
+}
+
+void Session::py_spy(std::vector<std::string> w) {
+  if (!w.empty() && w[0] == "dump") w.erase(w.begin());
+  if (w.size() != 1) {
+    out_ << "py-spy: which rank? `py-spy dump RANK` (2 min) or `py-spy dump all` (5 min); nothing charged\n";
+    return;
+  }
+  if (w[0] == "all") {
+    charge("py-spy dump all", "py-spy dump all");
+    out_ << render_py_spy(inc_, -1);
+    return;
+  }
+  const std::optional<int> r = number_arg("py-spy", w[0], inc_.plan.ranks, "rank");
+  if (!r) return;
+  charge("py-spy dump " + w[0], "py-spy dump RANK");
+  out_ << render_py_spy(inc_, *r);
+}
+
+void Session::nccl_tests(const std::vector<std::string>& w) {
+  const int nodes = inc_.plan.scenario.fleet.nodes;
+  if (w.empty() || w.size() > 2) {
+    out_ << "nccl-tests: which node? `nccl-tests NODE` or `nccl-tests NODE NODE2` (nodes 0-" << nodes - 1
+         << "); nothing charged\n";
+    return;
+  }
+  const std::optional<int> a = number_arg("nccl-tests", w[0], nodes, "node");
+  if (!a) return;
+  std::optional<int> b = -1;
+  if (w.size() == 2 && !(b = number_arg("nccl-tests", w[1], nodes, "node"))) return;
+  if (*b == *a) {
+    out_ << "nccl-tests: a node pair needs two different nodes; nothing charged\n";
+    return;
+  }
+  charge(w.size() == 2 ? "nccl-tests " + w[0] + " " + w[1] : "nccl-tests " + w[0], "nccl-tests");
+  out_ << render_nccl_tests(inc_, *a, *b);
 }
 
 std::string Session::hint() const {
