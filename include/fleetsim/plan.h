@@ -55,6 +55,7 @@ struct OpSource {
   SourceLoc loc;
   std::string when;       // enclosing `when` expression text, "" if none
   SourceLoc when_loc;
+  bool when_else = false; // the op sits in that `when`'s `else:` list
   std::string text;       // kLog: the template
 };
 

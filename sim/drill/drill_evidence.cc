@@ -115,14 +115,30 @@ std::string render_page(const Incident& inc) {
                     who.c_str(), clock_of(inc.page_s).c_str());
       break;
     case Outcome::kCompleted: {
+      // The alert compares recent steps with the job's healthy step (before the
+      // slowdown began, or the fault-free step when it was slow from the start).
       const auto& steps = inc.record.steps;
-      const double early = steps.empty() ? 0 : steps.front().duration_s;
-      const double late = steps.empty() ? 0 : steps.back().duration_s;
-      const int down = late > 0 ? static_cast<int>(std::lround(100 * (1 - early / late))) : 0;
-      std::snprintf(buf, sizeof buf,
-                    "PagerDuty [P2] %s: throughput down %d%% since %s (step time %.3f s -> %.3f s). "
-                    "No errors in the job log.",
-                    who.c_str(), down, clock_of(inc.fault_s).c_str(), early, late);
+      double before = 0, late = 0;
+      int n_before = 0, n_late = 0;
+      for (size_t i = 0; i < steps.size(); ++i) {
+        if (steps[i].start_s < inc.fault_s) before += steps[i].duration_s, ++n_before;
+        if (i + 20 >= steps.size()) late += steps[i].duration_s, ++n_late;
+      }
+      late = n_late > 0 ? late / n_late : 0;
+      const bool from_start = n_before == 0;
+      const double healthy = from_start ? inc.baseline_step_ns / 1e9 : before / n_before;
+      const int down = late > 0 ? static_cast<int>(std::lround(100 * (1 - healthy / late))) : 0;
+      const std::string how = down >= 1 ? "throughput down " + std::to_string(down) + "%" : "throughput below plan";
+      if (from_start) {
+        std::snprintf(buf, sizeof buf,
+                      "PagerDuty [P2] %s: %s from the first step (step time %.3f s; this job's healthy step is "
+                      "%.3f s). No errors in the job log.",
+                      who.c_str(), how.c_str(), late, healthy);
+      } else {
+        std::snprintf(buf, sizeof buf,
+                      "PagerDuty [P2] %s: %s since %s (step time %.3f s -> %.3f s). No errors in the job log.",
+                      who.c_str(), how.c_str(), clock_of(inc.fault_s).c_str(), healthy, late);
+      }
       break;
     }
   }

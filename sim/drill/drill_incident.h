@@ -11,6 +11,7 @@
 
 #include "fleetsim/cost_model.h"
 #include "fleetsim/engine.h"
+#include "fleetsim/isolation.h"
 #include "fleetsim/plan.h"
 #include "sim/diagnose/diagnose.h"
 #include "sim/diagnose/record.h"
@@ -71,7 +72,46 @@ std::string render_nccl_tests(const Incident& inc, int node, int node2 = -1);
 // Incident-clock costs in minutes (docs/drill.md says where each comes from).
 int rerun_minutes(const Incident& inc);  // restart plus the time to reach the fault again
 
+// One step of an incident's fastest isolation path: the isolation-order step, the
+// command as typed, its cost, and the facts it reads, each verbatim in what that
+// command prints (so a player who ran it has seen them).
+struct PathStep {
+  IsolationStep step;
+  std::string command;       // as typed at the prompt: "py-spy dump 5", "fr dump"
+  std::string hint_command;  // the same without the answer in it: "py-spy dump RANK"
+  int minutes = 0;
+  std::vector<std::string> facts;  // verbatim excerpts of the command's output
+  bool isolates = false;
+};
+std::vector<PathStep> fastest_path(const Incident& inc);
+int command_minutes(const Incident& inc, const std::string& kind);  // "logs", "py-spy dump all", ...
+
+// The answer, as typed after `answer`, that names the incident's culprit and cause
+// in the fewest words (a node, a group, `-` for none).
+std::string model_answer(const Incident& inc);
+// What blocked, named from the program: a CPU op that never returned or outlasts
+// the watchdog, with its `when` and its length against the watchdog. "" if none.
+std::string blocking_op_lesson(const Incident& inc);
+
+// A parsed `answer`: who (ranks, expanded from a node or group) and the cause.
+struct Answer {
+  std::vector<int> ranks;
+  std::string who;    // as typed ("node 1", "-")
+  std::string cause;
+};
+// Parses the words after `answer`; on error returns what is wrong (nothing is charged).
+std::string parse_answer(const Plan& plan, const std::vector<std::string>& words, Answer* out);
+// Points for `a` against the scenario's expect, with one line of explanation per part.
+struct Scored {
+  int who_points = 0, cause_points = 0, time_penalty = 0, total = 0;
+  std::vector<std::string> lines;
+};
+Scored score_answer(const Incident& inc, const Answer& a, int minutes, int fastest_minutes);
+std::string answer_help();
+
 std::string py_spy_stack(const Incident& inc, int rank);      // one rank, no process header
+// The op (into Plan::ops) rank's CPU is in when the page fires, and its step; -1 if none.
+int cpu_op_of(const Incident& inc, int rank, int64_t* step);
 std::string rank_list(const std::vector<int>& ranks);  // "0-3, 5"
 
 }  // namespace fleetsim::drill

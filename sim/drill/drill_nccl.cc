@@ -1,7 +1,8 @@
-// The drill's communication-side evidence: a flight-recorder dump summary per rank,
-// ncclras status (collective operation counts per communicator), NCCL_DEBUG=INFO
+// The drill's communication-side evidence: ncclras status (collective operation counts per communicator), NCCL_DEBUG=INFO
 // COLL lines from a rerun, halving the job, and nccl-tests on one node.
+#include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -12,11 +13,6 @@
 
 namespace fleetsim::drill {
 namespace {
-
-std::string entry_text(const diagnose::FrEntry& e) {
-  return "seq " + std::to_string(e.collective_seq_id) + " " + e.profiling_name + " in " + e.input_sizes + " " +
-         e.input_dtypes + " " + e.state + (e.op_name.empty() ? "" : " (" + e.op_name + ")");
-}
 
 int ncclras_dtype(DType t) {
   switch (t) {
@@ -61,37 +57,6 @@ std::vector<int> members(const Plan& plan, GroupKind g, int inst) {
 }
 
 }  // namespace
-
-std::string render_fr_dump(const Incident& inc) {
-  const auto& dumps = inc.record.dumps;
-  std::string out = "$ echo 1 > $TORCH_NCCL_DEBUG_INFO_PIPE_FILE<rank>.pipe on every rank; collected " +
-                    std::to_string(dumps.size()) + " of " + std::to_string(inc.plan.ranks) + " dumps\n";
-  std::vector<int> missing;
-  for (int r = 0; r < inc.plan.ranks; ++r) {
-    if (!dumps.count(r)) missing.push_back(r);
-  }
-  if (!missing.empty()) out += "no dump from rank " + rank_list(missing) + "\n";
-  // Per rank: each group's pg_status and its newest entry; identical rows coalesce.
-  std::map<std::string, std::vector<int>> rows;
-  std::vector<std::string> order;
-  for (const auto& [rank, d] : dumps) {
-    std::string row;
-    for (const auto& [pg, st] : d.status) {
-      const diagnose::FrEntry* last = nullptr;
-      for (const auto& e : d.entries) {
-        if (e.pg_name == pg && !e.is_p2p) last = &e;
-      }
-      const auto g = d.groups.find(pg);
-      row += "  pg " + pg + " (" + (g == d.groups.end() ? "?" : g->second.desc) + "): enqueued " +
-             std::to_string(st.last_enqueued) + ", completed " + std::to_string(st.last_completed) +
-             (last ? "; newest: " + entry_text(*last) : "") + "\n";
-    }
-    if (!rows.count(row)) order.push_back(row);
-    rows[row].push_back(rank);
-  }
-  for (const std::string& row : order) out += "rank " + rank_list(rows[row]) + ":\n" + row;
-  return out;
-}
 
 std::string render_ncclras(const Incident& inc, int query) {
   const Plan& plan = inc.plan;

@@ -15,7 +15,17 @@ struct Position {
   int64_t step = 0;
   bool waiting = true;  // blocked (active) rather than idle in I/O
   std::string where;    // a stall outside any op: the fault's `where`
+  bool finished = false;  // left the training loop: every step done
 };
+
+// Op `in`'s branch or jump, followed for `rank` at `step`: the next pc minus one.
+size_t follow(const Plan& plan, const Instr& in, size_t pc, int rank, int64_t step) {
+  if (in.kind == InstrKind::kJump) return in.target - 1;
+  int64_t val = 0;
+  if (in.kind == InstrKind::kBranch && (!plan.exprs[in.index].eval(plan.vars(rank, step), &val) || val == 0))
+    return in.target - 1;
+  return pc;
+}
 
 bool is_wait_point(const PlanOp& op) {
   return op.kind == OpKind::kSync || op.kind == OpKind::kBarrier || op.kind == OpKind::kStoreBarrier ||
@@ -43,16 +53,11 @@ Position walk_from(const Plan& plan, const RankView& v, int rank) {
   bool passed_last = stuck.record_id == last.record_id;
   for (int guard = 0; guard < 4096; ++guard) {
     if (++pc >= plan.program.size()) {
-      if (++step > plan.scenario.job.steps) break;
+      if (++step > plan.scenario.job.steps) break;  // the job's last op: the CPU waits on the stuck one
       pc = 0;
     }
     const Instr& in = plan.program[pc];
-    if (in.kind == InstrKind::kJump) { pc = in.target - 1; continue; }
-    if (in.kind == InstrKind::kBranch) {
-      int64_t val = 0;
-      if (!plan.exprs[in.index].eval(plan.vars(rank, step), &val) || val == 0) pc = in.target - 1;
-      continue;
-    }
+    if (in.kind != InstrKind::kOp) { pc = follow(plan, in, pc, rank, step); continue; }
     const PlanOp& op = plan.ops[in.index];
     pos = Position{static_cast<int>(in.index), step, true, ""};
     if (is_collective(op.kind)) {
@@ -65,7 +70,7 @@ Position walk_from(const Plan& plan, const RankView& v, int rank) {
       return pos;
     }
   }
-  return Position{};
+  return Position{static_cast<int>(stuck.op), stuck.step, true, ""};
 }
 
 // Where rank `rank`'s CPU is when the page fires; nullopt when no process exists.
@@ -75,25 +80,24 @@ Position cpu_position(const Incident& inc, int rank) {
   if (v.stalled) return Position{v.stall_op, v.stall_step, false, v.stall_op < 0 ? v.stall_where : ""};
   if (!v.pending.empty()) return walk_from(plan, v, rank);
   if (inc.result.outcome != Outcome::kCompleted) {
+    // Every step done: the worker left the training loop and idles until the job ends.
+    if (v.steps_done >= plan.scenario.job.steps) return Position{-1, v.steps_done, false, "", true};
     // Stuck with no GPU work pending: the CPU waits in the next step's store barrier.
     const int64_t next = v.steps_done + 1;
     for (size_t pc = 0; pc < plan.program.size(); ++pc) {
       const Instr& in = plan.program[pc];
-      if (in.kind == InstrKind::kJump) { pc = in.target - 1; continue; }
-      int64_t val = 0;
-      if (in.kind == InstrKind::kBranch) {
-        if (!plan.exprs[in.index].eval(plan.vars(rank, next), &val) || val == 0) pc = in.target - 1;
-        continue;
-      }
+      if (in.kind != InstrKind::kOp) { pc = follow(plan, in, pc, rank, next); continue; }
       if (plan.ops[in.index].kind == OpKind::kStoreBarrier) return Position{static_cast<int>(in.index), next, false, ""};
     }
   }
   // A running (or finished) job: the CPU waits at the step's first wait point or
   // launches its first collective, as a busy training loop does most of the time.
+  // Only ops this rank runs count (its `when` branches taken at that step).
   const int64_t step = std::max<int64_t>(1, v.steps_done);
   int first_coll = -1;
-  for (const Instr& in : plan.program) {
-    if (in.kind != InstrKind::kOp) continue;
+  for (size_t pc = 0; pc < plan.program.size(); ++pc) {
+    const Instr& in = plan.program[pc];
+    if (in.kind != InstrKind::kOp) { pc = follow(plan, in, pc, rank, step); continue; }
     if (is_wait_point(plan.ops[in.index])) return Position{static_cast<int>(in.index), step, true, ""};
     if (first_coll < 0 && is_collective(plan.ops[in.index].kind)) first_coll = static_cast<int>(in.index);
   }
@@ -131,6 +135,12 @@ std::string torch_frames(const PlanOp& op, const std::string& where) {
 
 }  // namespace
 
+int cpu_op_of(const Incident& inc, int rank, int64_t* step) {
+  const Position pos = cpu_position(inc, rank);
+  *step = pos.step;
+  return pos.op;
+}
+
 // The stack of one rank, without the process header (so identical stacks coalesce).
 std::string py_spy_stack(const Incident& inc, int rank) {
   const Plan& plan = inc.plan;
@@ -144,11 +154,14 @@ std::string py_spy_stack(const Incident& inc, int rank) {
     const std::string stall_where = inc.ranks[static_cast<size_t>(rank)].stall_where;
     out += torch_frames(op, op.kind == OpKind::kCpu ? (stall_where.empty() ? src.name : stall_where) : "");
     out += "    " + src.name + " (train.py:" + std::to_string(src.loc.line) + ")\n";
-    if (!src.when.empty()) out += "    when " + src.when + " (train.py:" + std::to_string(src.when_loc.line) + ")\n";
+    if (!src.when.empty())
+      out += "    when " + (src.when_else ? "not (" + src.when + ")" : src.when) + " (train.py:" +
+             std::to_string(src.when_loc.line) + ")\n";
   } else if (!pos.where.empty()) {
     out += torch_frames(PlanOp{OpKind::kCpu}, pos.where);
     out += "    " + pos.where + " (train.py:" + std::to_string(plan.sources.empty() ? 0 : plan.sources[0].loc.line) + ")\n";
   }
+  if (pos.finished) return out + "    main (train.py:1)\n";  // past the training loop
   out += "    train_step (train.py:" + std::to_string(plan.sources.empty() ? 0 : plan.sources[0].loc.line) + ")\n";
   out += "        Arguments:\n            step: " + std::to_string(pos.step) + "\n";
   if (pos.op >= 0 && plan.ops[static_cast<size_t>(pos.op)].kind == OpKind::kLog) {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <istream>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -18,67 +19,33 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// One step of the fastest isolation path: the isolation-order step, the command,
-// its cost, and whether it singles out the culprit.
-struct PathStep {
-  int order;
-  const char* title;
-  const char* command;
-  bool isolates;
-};
-
-std::vector<PathStep> fastest_path(diagnose::Cause c) {
-  using diagnose::Cause;
-  switch (c) {
-    case Cause::kExtraCollective:
-      return {{1, "hang or slow?", "logs", false}, {2, "utilization", "nvidia-smi", false},
-              {4, "py-spy every rank", "py-spy dump all", true}};
-    case Cause::kMissingCollective:
-    case Cause::kMismatchedCollective:
-      return {{1, "hang or slow?", "logs", false}, {2, "utilization", "nvidia-smi", false},
-              {5, "flight recorder", "fr dump", true}};
-    case Cause::kRankStalled:
-      return {{1, "hang or slow?", "logs", false}, {2, "utilization", "nvidia-smi", true},
-              {4, "py-spy the odd rank", "py-spy dump RANK", false}};
-    case Cause::kRankCrashed:
-    case Cause::kNetworkError: return {{1, "hang or slow?", "logs", true}};
-    case Cause::kRanksAbsent:
-      return {{1, "hang or slow?", "logs", false}, {2, "utilization", "nvidia-smi", true}};
-    case Cause::kCpuBlocked:
-      return {{1, "hang or slow?", "logs", false}, {2, "utilization", "nvidia-smi", false},
-              {4, "py-spy every rank", "py-spy dump all", true}};
-    case Cause::kStraggler:
-    case Cause::kSlowLink:
-    case Cause::kRotatingStraggler:
-      return {{1, "hang or slow?", "steps", false}, {2, "utilization", "nvidia-smi", false},
-              {5, "flight recorder timing", "fr dump", true}, {8, "hardware", "bisect", false}};
-    case Cause::kNvlinkDegraded:  // a single node's all_reduce_perf shows it; node pairs hide it in the NIC time
-      return {{1, "hang or slow?", "steps", false}, {2, "utilization", "nvidia-smi", false},
-              {8, "one node alone", "nccl-tests NODE", true}};
-    default: return {{1, "hang or slow?", "logs", false}, {6, "NCCL", "ncclras", false}};
-  }
-}
-
 class Session {
  public:
-  Session(const Incident& inc, const DrillOptions& opt, std::ostream& out) : inc_(inc), opt_(opt), out_(out) {}
+  Session(const Incident& inc, const DrillOptions& opt, std::ostream& out)
+      : inc_(inc), opt_(opt), out_(out), path_(fastest_path(inc)) {
+    for (const PathStep& s : path_) fastest_ += s.minutes;
+  }
 
   // Returns false when the drill is over.
   bool handle(const std::string& line);
   void gave_up();
 
  private:
-  int cost_of(const std::string& cmd) const;
-  void charge(const std::string& cmd, int minutes);
-  void answer(std::istringstream& args);
-  void score(const std::vector<int>& ranks, const std::string& cause, bool gave_up);
+  void charge(const std::string& cmd, const std::string& kind);
+  bool answer(const std::vector<std::string>& words);
+  void closing();
   void show_path();
   std::string hint() const;
-  std::string evidence_for(int order) const;
+  void py_spy(std::vector<std::string> words);
+  void nccl_tests(const std::vector<std::string>& words);
+  // A rank or node argument: its value, or nullopt after saying what is wrong.
+  std::optional<int> number_arg(const std::string& cmd, const std::string& word, int limit, const char* what);
 
   const Incident& inc_;
   const DrillOptions& opt_;
   std::ostream& out_;
+  std::vector<PathStep> path_;
+  int fastest_ = 0;
   int minutes_ = 0;
   int ras_queries_ = 0;
   std::vector<std::string> used_;
@@ -97,60 +64,34 @@ std::string help_text() {
          "  steps                     the step log: step times (1)\n"
          "  nvidia-smi [NODE]         GPU table on every node, or one (1)\n"
          "  py-spy dump RANK|all      Python stacks of one rank (2) or every rank, coalesced (5)\n"
-         "  fr dump                   flight-recorder dumps: pg_status and newest entry per rank (5)\n"
+         "  fr dump                   flight-recorder dumps: pg_status, newest entries, timing (5)\n"
          "  ncclras                   NCCL RAS status: op counts per communicator (1)\n"
          "  rerun NCCL_DEBUG=INFO     rerun the job with COLL logging to the fault (10 + time to reach it)\n"
          "  bisect                    rerun as two half jobs (15 + time to reach the fault)\n"
          "  nccl-tests NODE [NODE2]   all_reduce_perf on one node's GPUs, or across a node pair (10)\n"
-         "  hint                      the next isolation-order step (3)\n"
-         "  answer RANK[,RANK..] CAUSE  e.g. `answer 5 rank_stalled`; ranks may be ranges (12-15)\n"
-         "causes: extra_collective missing_collective mismatched_collective rank_stalled rank_crashed\n"
-         "        straggler rotating_straggler slow_link network_error ranks_absent cpu_blocked\n";
+         "  hint                      the next isolation-order step you have not taken (3)\n" +
+         answer_help();
 }
 
-std::vector<int> parse_ranks(const std::string& text, bool* ok) {
-  std::vector<int> out;
-  std::istringstream in(text);
-  *ok = !text.empty();
-  for (std::string item; std::getline(in, item, ',');) {
-    const size_t dash = item.find('-');
-    try {
-      const int lo = std::stoi(item.substr(0, dash));
-      const int hi = dash == std::string::npos ? lo : std::stoi(item.substr(dash + 1));
-      for (int r = lo; r <= hi && r - lo < 100000; ++r) out.push_back(r);
-    } catch (...) {
-      *ok = false;
-    }
-  }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
+std::vector<std::string> words_of(std::istringstream& args) {
+  std::vector<std::string> out;
+  for (std::string w; args >> w;) out.push_back(w);
   return out;
-}
-
-int int_arg(std::istringstream& args, int fallback) {
-  std::string s;
-  if (!(args >> s)) return fallback;
-  while (!s.empty() && !std::isdigit(static_cast<unsigned char>(s[0]))) s.erase(0, 1);
-  try {
-    return s.empty() ? fallback : std::stoi(s);
-  } catch (...) {
-    return fallback;
-  }
 }
 
 }  // namespace
 
-int Session::cost_of(const std::string& cmd) const {
-  static const std::map<std::string, int> kCost = {
-      {"logs", 2}, {"steps", 1}, {"nvidia-smi", 1}, {"py-spy dump RANK", 2}, {"py-spy dump all", 5},
-      {"fr dump", 5}, {"ncclras", 1}, {"nccl-tests", 10}, {"nccl-tests NODE", 10}, {"hint", 3}};
-  if (cmd == "rerun") return rerun_minutes(inc_);
-  if (cmd == "bisect") return rerun_minutes(inc_) + 5;
-  auto it = kCost.find(cmd);
-  return it == kCost.end() ? 0 : it->second;
+std::optional<int> Session::number_arg(const std::string& cmd, const std::string& word, int limit, const char* what) {
+  const bool digits = !word.empty() && word.size() < 9 && word.find_first_not_of("0123456789") == std::string::npos;
+  if (digits && std::stoi(word) < limit) return std::stoi(word);
+  out_ << cmd << ": " << (digits ? "no " + std::string(what) + " " + word + " in this job"
+                                 : "`" + word + "` is not a " + what + " number")
+       << " (" << what << "s 0-" << limit - 1 << "); nothing charged\n";
+  return std::nullopt;
 }
 
-void Session::charge(const std::string& cmd, int minutes) {
+void Session::charge(const std::string& cmd, const std::string& kind) {
+  const int minutes = command_minutes(inc_, kind);
   minutes_ += minutes;
   used_.push_back(cmd);
   out_ << "[" << cmd << ": +" << minutes << " min, incident clock " << clock_text(minutes_) << "]\n";
@@ -162,140 +103,147 @@ bool Session::handle(const std::string& raw) {
   std::string cmd;
   if (!(args >> cmd)) return true;
   if (opt_.echo) out_ << "$ " << line << "\n";
+  std::vector<std::string> w = words_of(args);
+  const int nodes = inc_.plan.scenario.fleet.nodes;
   if (cmd == "help") {
     out_ << help_text();
   } else if (cmd == "page") {
     out_ << render_page(inc_);
-  } else if (cmd == "logs") {
-    charge("logs", cost_of("logs"));
-    out_ << render_logs(inc_, int_arg(args, -1));
+  } else if (cmd == "logs" || cmd == "nvidia-smi") {
+    std::optional<int> n = -1;
+    if (!w.empty()) n = cmd == "logs" ? number_arg(cmd, w[0], inc_.plan.ranks, "rank") : number_arg(cmd, w[0], nodes, "node");
+    if (!n) return true;
+    charge(w.empty() ? cmd : cmd + " " + w[0], cmd);
+    out_ << (cmd == "logs" ? render_logs(inc_, *n) : render_nvidia_smi(inc_, *n));
   } else if (cmd == "steps") {
-    charge("steps", cost_of("steps"));
+    charge("steps", "steps");
     out_ << render_steps(inc_);
-  } else if (cmd == "nvidia-smi") {
-    charge("nvidia-smi", cost_of("nvidia-smi"));
-    out_ << render_nvidia_smi(inc_, int_arg(args, -1));
   } else if (cmd == "py-spy") {
-    std::string sub, who;
-    args >> sub >> who;
-    if (sub != "dump") who = sub;
-    const bool all = who == "all" || who.empty();
-    charge(all ? "py-spy dump all" : "py-spy dump RANK", cost_of(all ? "py-spy dump all" : "py-spy dump RANK"));
-    bool ok = true;
-    const std::vector<int> r = all ? std::vector<int>{} : parse_ranks(who, &ok);
-    out_ << render_py_spy(inc_, all || !ok || r.empty() ? -1 : r[0]);
+    py_spy(w);
   } else if (cmd == "fr") {
-    charge("fr dump", cost_of("fr dump"));
+    charge("fr dump", "fr dump");
     out_ << render_fr_dump(inc_);
   } else if (cmd == "ncclras") {
-    charge("ncclras", cost_of("ncclras"));
+    charge("ncclras", "ncclras");
     out_ << render_ncclras(inc_, ++ras_queries_);
   } else if (cmd == "rerun") {
-    charge("rerun", cost_of("rerun"));
+    charge("rerun", "rerun");
     out_ << render_nccl_debug(inc_);
   } else if (cmd == "bisect" || cmd == "halve") {
-    charge("bisect", cost_of("bisect"));
+    charge("bisect", "bisect");
     out_ << render_bisect(inc_);
   } else if (cmd == "nccl-tests") {
-    charge("nccl-tests", cost_of("nccl-tests"));
-    const int a = int_arg(args, 0);
-    out_ << render_nccl_tests(inc_, a, int_arg(args, -1));
+    nccl_tests(w);
   } else if (cmd == "hint") {
-    charge("hint", cost_of("hint"));
+    charge("hint", "hint");
     out_ << hint();
   } else if (cmd == "answer") {
-    answer(args);
-    return false;
+    return answer(w);
   } else if (cmd == "quit" || cmd == "exit") {
     gave_up();
     return false;
   } else {
-    out_ << "unknown command `" << cmd << "`; type help\n";
+    out_ << "unknown command `" << cmd << "`; type help (nothing charged)\n";
   }
   return true;
 }
 
+void Session::py_spy(std::vector<std::string> w) {
+  if (!w.empty() && w[0] == "dump") w.erase(w.begin());
+  if (w.size() != 1) {
+    out_ << "py-spy: which rank? `py-spy dump RANK` (2 min) or `py-spy dump all` (5 min); nothing charged\n";
+    return;
+  }
+  if (w[0] == "all") {
+    charge("py-spy dump all", "py-spy dump all");
+    out_ << render_py_spy(inc_, -1);
+    return;
+  }
+  const std::optional<int> r = number_arg("py-spy", w[0], inc_.plan.ranks, "rank");
+  if (!r) return;
+  charge("py-spy dump " + w[0], "py-spy dump RANK");
+  out_ << render_py_spy(inc_, *r);
+}
+
+void Session::nccl_tests(const std::vector<std::string>& w) {
+  const int nodes = inc_.plan.scenario.fleet.nodes;
+  if (w.empty() || w.size() > 2) {
+    out_ << "nccl-tests: which node? `nccl-tests NODE` or `nccl-tests NODE NODE2` (nodes 0-" << nodes - 1
+         << "); nothing charged\n";
+    return;
+  }
+  const std::optional<int> a = number_arg("nccl-tests", w[0], nodes, "node");
+  if (!a) return;
+  std::optional<int> b = -1;
+  if (w.size() == 2 && !(b = number_arg("nccl-tests", w[1], nodes, "node"))) return;
+  if (*b == *a) {
+    out_ << "nccl-tests: a node pair needs two different nodes; nothing charged\n";
+    return;
+  }
+  charge(w.size() == 2 ? "nccl-tests " + w[0] + " " + w[1] : "nccl-tests " + w[0], "nccl-tests");
+  out_ << render_nccl_tests(inc_, *a, *b);
+}
+
 std::string Session::hint() const {
-  for (const char* step : {"logs", "nvidia-smi", "py-spy dump all", "fr dump", "ncclras", "bisect"}) {
-    if (std::find(used_.begin(), used_.end(), step) == used_.end()) {
-      return std::string("hint: the isolation order's next step you have not taken: `") + step + "`\n";
+  for (const PathStep& s : path_) {
+    if (std::find(used_.begin(), used_.end(), s.command) == used_.end()) {
+      return "hint: isolation step " + std::to_string(isolation_step_number(s.step)) + ", " +
+             std::string(isolation_step_name(s.step)) + ": `" + s.hint_command + "`\n";
     }
   }
-  return "hint: you have the evidence; compare the odd rank out across nvidia-smi, py-spy and the FR dump\n";
+  return "hint: you have the evidence the fastest path reads; compare the odd one out across what you gathered\n";
 }
 
-void Session::answer(std::istringstream& args) {
-  std::string ranks, cause;
-  args >> ranks >> cause;
-  bool ok = true;
-  const std::vector<int> r = parse_ranks(ranks, &ok);
-  if (!ok || cause.empty()) {
-    out_ << "answer needs RANK[,RANK..] CAUSE; counted as a wrong answer\n";
+bool Session::answer(const std::vector<std::string>& words) {
+  Answer a;
+  if (const std::string err = parse_answer(inc_.plan, words, &a); !err.empty()) {
+    out_ << err << "; nothing charged, try again\n";
+    return true;
   }
-  score(r, cause, false);
-}
-
-void Session::gave_up() { score({}, "", true); }
-
-void Session::score(const std::vector<int>& ranks, const std::string& cause, bool gave_up) {
-  const Expect& e = inc_.plan.scenario.expect;
-  const std::vector<int> want_ranks = e.culprit.value_or(std::vector<int>{});
-  const std::string want_cause = e.cause.value_or("unknown");
+  const Scored s = score_answer(inc_, a, minutes_, fastest_);
   out_ << "\n=== Score ===\n";
-  if (gave_up) {
-    out_ << "result: gave up after " << minutes_ << " min on the incident clock\n";
-  } else {
-    const bool rank_ok = ranks == want_ranks;
-    const bool cause_ok = cause == want_cause;
-    int fastest = 0;
-    for (const PathStep& s : fastest_path(inc_.diagnosis.cause)) fastest += cost_of(s.command);
-    const int points = std::max(0, (rank_ok ? 50 : 0) + (cause_ok ? 50 : 0) -
-                                       (rank_ok && cause_ok ? std::max(0, minutes_ - fastest) : 0));
-    out_ << "your answer: rank " << (ranks.empty() ? "?" : rank_list(ranks)) << ", " << (cause.empty() ? "?" : cause) << "\n";
-    out_ << "rank: " << (rank_ok ? "correct" : "wrong") << "; cause: " << (cause_ok ? "correct" : "wrong") << "\n";
-    out_ << "time to root cause: " << minutes_ << " min on the incident clock (fastest isolation path: " << fastest
-         << " min)\n";
-    out_ << "score: " << points << "/100\n";
-  }
-  out_ << "root cause: rank " << rank_list(want_ranks) << ", " << want_cause << " (scenario " << inc_.file << ")\n";
+  out_ << "your answer: " << (a.ranks.empty() ? "no rank" : "rank " + rank_list(a.ranks))
+       << (a.who != "-" && a.who.find(' ') != std::string::npos ? " (" + a.who + ")" : "") << ", " << a.cause << "\n";
+  for (const std::string& l : s.lines) out_ << l << "\n";
+  out_ << "score: " << s.total << "/100\n";
+  closing();
+  return false;
+}
+
+void Session::gave_up() {
+  out_ << "\n=== Score ===\n";
+  out_ << "result: gave up after " << minutes_ << " min on the incident clock\n";
+  closing();
+}
+
+void Session::closing() {
+  const Expect& e = inc_.plan.scenario.expect;
+  const std::vector<int> want = e.culprit.value_or(std::vector<int>{});
+  out_ << "root cause: " << (want.empty() ? "no single rank" : "rank " + rank_list(want)) << ", "
+       << e.cause.value_or("unknown") << " (scenario " << inc_.file << "); answered as `answer " << model_answer(inc_)
+       << "`\n";
+  out_ << blocking_op_lesson(inc_);
   show_path();
 }
 
-std::string Session::evidence_for(int order) const {
-  const diagnose::Diagnosis& d = inc_.diagnosis;
-  if (order == 4) {
-    if (d.culprit_ranks.empty()) return "stacks alike on every rank";
-    const std::string stack = py_spy_stack(inc_, d.culprit_ranks.front());
-    const size_t at = stack.find("\n    ", stack.find("train.py") == std::string::npos ? 0 : stack.rfind("\n", stack.find("train.py")));
-    const std::string frame = stack.substr(at + 5, stack.find('\n', at + 1) - at - 5);
-    return "rank " + std::to_string(d.culprit_ranks.front()) + "'s stack differs: " + frame;
-  }
-  if (order == 8 && inc_.diagnosis.cause == diagnose::Cause::kNvlinkDegraded)
-    return "all_reduce_perf on the culprit's node alone runs far below the other nodes: its NVLink";
-  if (order == 8) return "the half holding the culprit's node reproduces; nccl-tests rules the links in or out";
-  for (const diagnose::Evidence& ev : d.evidence) {
-    if (ev.step == std::min(order, 5) && ev.text.rfind("no ", 0) != 0) return ev.text;
-  }
-  return "-";
-}
-
 void Session::show_path() {
-  out_ << "\nisolation order for this incident (fastest path):\n";
-  int total = 0;
-  for (const PathStep& s : fastest_path(inc_.diagnosis.cause)) {
-    const int cost = cost_of(s.command);
-    total += cost;
-    std::string text = evidence_for(s.order);
-    if (text.size() > 150) text = text.substr(0, 147) + "...";
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "  %d. %-22s %-17s %3d min  ", s.order, s.title, s.command, cost);
-    out_ << buf << text << (s.isolates ? "   <- isolates it" : "") << "\n";
+  out_ << "\nisolation order for this incident (fastest path; each fact is quoted from what the command prints):\n";
+  char buf[128];
+  for (const PathStep& s : path_) {
+    std::snprintf(buf, sizeof buf, "  %d. %-28s %-17s %3d min", isolation_step_number(s.step),
+                  std::string(isolation_step_name(s.step)).c_str(), s.command.c_str(), s.minutes);
+    out_ << buf << (s.isolates ? "   <- isolates it" : "") << "\n";
+    for (std::string f : s.facts) {
+      for (size_t at; (at = f.find('\n')) != std::string::npos;) f.replace(at, 1, " / ");
+      out_ << "       " << f << "\n";
+    }
   }
-  out_ << "  total " << total << " min. Your path: ";
+  out_ << "  total " << fastest_ << " min. Your path: ";
   for (size_t i = 0; i < used_.size(); ++i) out_ << (i ? ", " : "") << used_[i];
   out_ << (used_.empty() ? "(none)" : "") << " = " << minutes_ << " min\n";
   out_ << "diagnose on the same evidence: " << diagnose::to_string(inc_.diagnosis.verdict) << ", "
-       << diagnose::to_string(inc_.diagnosis.cause) << ", rank " << rank_list(inc_.diagnosis.culprit_ranks) << "\n";
+       << diagnose::to_string(inc_.diagnosis.cause) << ", "
+       << (inc_.diagnosis.culprit_ranks.empty() ? "no rank" : "rank " + rank_list(inc_.diagnosis.culprit_ranks)) << "\n";
 }
 
 std::vector<std::string> list_incidents(const std::string& dir) {
@@ -325,7 +273,7 @@ Result<int> run_drill(const DrillOptions& opt, std::istream& in, std::ostream& o
     remove_run_dir(opt.work_dir);
     return inc.errors();
   }
-  out << render_page(*inc) << "You are on call. Type `help` for the commands; `answer RANK CAUSE` when you know.\n";
+  out << render_page(*inc) << "You are on call. Type `help` for the commands; `answer WHO CAUSE` when you know.\n";
   Session session(*inc, opt, out);
   bool going = true;
   while (going) {

@@ -139,7 +139,7 @@ std::string FlightRecorder::dump_json(int rank, SimTime t) const {
     Json frames = Json::array();
     frames.push_back({{"name", src.name}, {"filename", plan_.scenario.file}, {"line", src.loc.line}});
     if (!src.when.empty())
-      frames.push_back({{"name", "when: " + src.when}, {"filename", plan_.scenario.file}, {"line", src.when_loc.line}});
+      frames.push_back({{"name", "when: " + (src.when_else ? "not (" + src.when + ")" : src.when)}, {"filename", plan_.scenario.file}, {"line", src.when_loc.line}});
     frames.push_back({{"name", "step " + std::to_string(w.step)}, {"filename", plan_.scenario.file}, {"line", 0}});
     e["frames"] = std::move(frames);
     entries.push_back(std::move(e));

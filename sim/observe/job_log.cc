@@ -7,6 +7,7 @@
 #include "sim/observe/job_log.h"
 
 #include <cinttypes>
+#include <string>
 
 namespace fleetsim {
 
@@ -181,6 +182,35 @@ void JobLog::on_end(SimTime t, Outcome o) {
     line(-1, glog_stamp('E', t) + api + msg);
     line(-1, glog_stamp('W', t) + api + "Sending SIGTERM to the remaining " +
                  std::to_string(plan_.ranks - 1) + " worker processes");
+    // torchrun's closing ChildFailedError report (tests/fixtures/gloo/*.log): the
+    // node's other workers, stopped by SIGTERM, then the root cause by global rank.
+    const bool abrt = nic_error_ || aborted_;
+    const int node = crashed_rank_ / gpn;
+    auto failure = [&](int r, const std::string& sig, int signo) {
+      const std::string pid = std::to_string(1000 + r);
+      line(-1, "  host      : node" + std::to_string(node));
+      line(-1, "  rank      : " + std::to_string(r) + " (local_rank: " + std::to_string(r % gpn) + ")");
+      line(-1, "  exitcode  : -" + std::to_string(signo) + " (pid: " + pid + ")  (" + sig + ")");
+      line(-1, "  error_file: <N/A>");
+      line(-1, "  traceback : Signal " + std::to_string(signo) + " (" + sig + ") received by PID " + pid);
+    };
+    line(-1, "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ");
+    line(-1, std::string(55, '='));
+    line(-1, "train.py FAILED");
+    line(-1, std::string(55, '-'));
+    line(-1, "Failures:");
+    int n = 0;
+    for (int r = node * gpn; r < (node + 1) * gpn; ++r) {
+      if (r == crashed_rank_) continue;
+      line(-1, "[" + std::to_string(++n) + "]:");
+      failure(r, "SIGTERM", 15);
+    }
+    if (n == 0) line(-1, "  <NO_OTHER_FAILURES>");
+    line(-1, std::string(55, '-'));
+    line(-1, "Root Cause (first observed failure):");
+    line(-1, "[0]:");
+    failure(crashed_rank_, abrt ? "SIGABRT" : "SIGKILL", abrt ? 6 : 9);
+    line(-1, std::string(55, '='));
   }
   std::fflush(out_);
 }

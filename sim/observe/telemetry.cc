@@ -40,9 +40,19 @@ void Telemetry::on_gpu_state(int rank, SimTime t, GpuState s, int64_t step) {
   const int32_t i = slot_[static_cast<size_t>(rank)];
   if (i < 0) return;
   RankTrack& k = tracks_[static_cast<size_t>(i)];
+  if (k.dead) return;
   accrue(k, t);
   k.state = s;
-  k.step = step;
+  k.step = std::max(k.step, step);  // a late state change for an earlier op does not move the step back
+}
+
+void Telemetry::on_fault(int rank, SimTime t, const Fault& f) {
+  const int32_t i = slot_[static_cast<size_t>(rank)];
+  if (i < 0 || f.kind != FaultKind::kCrash) return;
+  RankTrack& k = tracks_[static_cast<size_t>(i)];
+  accrue(k, t);
+  k.state = GpuState::kIdle;  // the process and its CUDA context are gone
+  k.dead = true;
 }
 
 void Telemetry::on_transfer(const WorkRecord& w, SimTime begin, SimTime end, int64_t nic_bytes) {

@@ -27,6 +27,7 @@ class Telemetry final : public Observer {
 
   void on_gpu_state(int rank, SimTime t, GpuState s, int64_t step) override;
   void on_transfer(const WorkRecord& w, SimTime begin, SimTime end, int64_t nic_bytes) override;
+  void on_fault(int rank, SimTime t, const Fault& f) override;
   void on_tick(SimTime t) override;
   void on_end(SimTime t, Outcome o) override;
 
@@ -39,6 +40,7 @@ class Telemetry final : public Observer {
     int64_t nic_done = 0, nvl_done = 0;            // bytes of finished transfers (NIC, NVLink)
     SimTime xfer_begin{}, xfer_end{};
     int64_t xfer_bytes = 0, xfer_nvl_bytes = 0;
+    bool dead = false;                             // its process died: no kernel runs from then on
   };
   void accrue(RankTrack& k, SimTime t) const;
   int64_t nvlink_bytes(const WorkRecord& w, int64_t nic_bytes) const;

@@ -228,14 +228,14 @@ class Compiler {
  public:
   explicit Compiler(Plan& plan) : plan_(plan) {}
 
-  Result<bool> block(const std::vector<Op>& ops, const Op* when) {
+  Result<bool> block(const std::vector<Op>& ops, const Op* when, bool in_else = false) {
     for (const Op& op : ops) {
       if (op.kind == OpKind::kWhen) {
         auto r = branch(op);
         if (!r.ok()) return r.errors();
         continue;
       }
-      emit_op(op, when);
+      emit_op(op, when, in_else);
     }
     return true;
   }
@@ -260,12 +260,12 @@ class Compiler {
     const size_t jump = plan_.program.size();
     plan_.program.push_back({InstrKind::kJump, 0, 0});
     plan_.program[at].target = static_cast<uint32_t>(plan_.program.size());
-    if (auto r = block(op.else_ops, &op); !r.ok()) return r;
+    if (auto r = block(op.else_ops, &op, true); !r.ok()) return r;
     plan_.program[jump].target = static_cast<uint32_t>(plan_.program.size());
     return true;
   }
 
-  void emit_op(const Op& op, const Op* when) {
+  void emit_op(const Op& op, const Op* when, bool in_else) {
     PlanOp p;
     p.kind = op.kind;
     p.group = op.kind == OpKind::kSend || op.kind == OpKind::kRecv ? GroupKind::kPp
@@ -284,6 +284,7 @@ class Compiler {
     if (when) {
       src.when = when->when;
       src.when_loc = when->when_loc;
+      src.when_else = in_else;
     }
     p.source = static_cast<uint32_t>(plan_.sources.size());
     plan_.sources.push_back(std::move(src));

@@ -51,17 +51,18 @@ TEST(Drill, ScriptedSessionFromPageToScore) {
   EXPECT_TRUE(has(out, "PagerDuty [P1] job pretrain-32g-")) << out;
   EXPECT_TRUE(has(out, "Watchdog caught collective operation timeout")) << out;
   EXPECT_TRUE(has(out, "[py-spy dump all: +5 min, incident clock 00:08]")) << out;
-  EXPECT_TRUE(has(out, "rank: correct; cause: correct")) << out;
-  EXPECT_TRUE(has(out, "time to root cause: 8 min on the incident clock (fastest isolation path: 8 min)")) << out;
-  EXPECT_TRUE(has(out, "score: 100/100")) << out;
-  EXPECT_TRUE(has(out, "4. py-spy every rank")) << out;
+  EXPECT_TRUE(has(out, "who: correct (rank 0): 50/50\ncause: correct: 50/50")) << out;
+  EXPECT_TRUE(has(out, "time: 8 min on the incident clock, the fastest isolation path 7 min: -1\n")) << out;
+  EXPECT_TRUE(has(out, "score: 99/100")) << out;
+  EXPECT_TRUE(has(out, "4. Stacks")) << out;
   EXPECT_TRUE(has(out, "<- isolates it")) << out;
 }
 
 // A wrong rank or cause is scored as wrong and the real root cause is shown.
 TEST(Drill, WrongAnswerIsScoredWrong) {
   const std::string out = run_script("missing_rank", "nvidia-smi\nanswer 4 extra_collective\n");
-  EXPECT_TRUE(has(out, "rank: wrong; cause: wrong")) << out;
+  EXPECT_TRUE(has(out, "who: wrong: 0 of the 1 ranks to blame, and 1 not to blame: 50 x 0/2 = 0/50")) << out;
+  EXPECT_TRUE(has(out, "cause: wrong: 0/50")) << out;
   EXPECT_TRUE(has(out, "score: 0/100")) << out;
   EXPECT_TRUE(has(out, "root cause: rank 5, rank_stalled")) << out;
 }
@@ -167,8 +168,8 @@ TEST(DrillCli, RandomIsDeterministicAndDrawsFromEightIncidents) {
   EXPECT_GE(incidents.size(), 8u);
   EXPECT_EQ(pick_incident(incidents, 7), pick_incident(incidents, 7));
   const std::string args = "drill --random --seed 3 --scenarios " + std::string(FLEETSIM_SOURCE_DIR) + "/scenarios";
-  const std::string a = run_cli(args, "steps\\nanswer 0 none\\n");
-  const std::string b = run_cli(args, "steps\\nanswer 0 none\\n");
+  const std::string a = run_cli(args, "steps\\nanswer 0 straggler\\n");
+  const std::string b = run_cli(args, "steps\\nanswer 0 straggler\\n");
   EXPECT_EQ(a, b);
   EXPECT_TRUE(has(a, "$ steps")) << a;
   EXPECT_TRUE(has(a, "=== Score ===")) << a;
