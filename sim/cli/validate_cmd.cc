@@ -208,7 +208,12 @@ Result<Prepared> prepare(const ValidateArgs& a) {
   p.scaling.timeout = *timeout;
   p.scaling.dump_wait = *wait;
   p.grace = std::max(*grace, *wait + Duration::seconds(1));
-  auto plan = load_plan(a.scenario, a.sets, [&](Scenario* s) { *s = validate::scale_scenario(*s, p.scaling); });
+  auto plan = load_plan(a.scenario, a.sets, [&](Scenario* s) {
+    *s = validate::scale_scenario(*s, p.scaling);
+    // The real side of --backend torch runs gloo on the CPU: simulate gloo's semantics
+    // (a size mismatch aborts, a missing peer times out), not NCCL's.
+    if (a.backend == "torch") s->job.backend = CommBackend::kGloo;
+  });
   if (!plan.ok()) return plan.errors();
   if (a.ranks && *a.ranks != plan->ranks)
     return bad("--ranks", "the scenario has " + std::to_string(plan->ranks) + " ranks, not " +

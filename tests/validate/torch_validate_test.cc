@@ -4,6 +4,8 @@
 // outcome, hang step and culprit, and no process outliving the command.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -166,7 +168,8 @@ TEST(TorchValidate, CrashIsACrashOfRank1) {
 // at the last step. Outcome, hang step and first timeout agree. The culprit does
 // not: gloo's flight recorder (torch 2.15) records no send/recv, so its dumps
 // show only rank 2 missing from the tp all-reduce it never reached, while the
-// simulator's (NCCL's) show rank 0's missing send. Asserted as it is, so that a
+// simulator's recorder (NCCL's, also under job.backend: gloo) shows rank 0's
+// missing send. Asserted as it is, so that a
 // recorder that starts recording p2p on gloo shows up here.
 TEST(TorchValidate, P2pSkipHangsAtTheLastStep) {
   SKIP_WITHOUT_TORCH();
@@ -181,6 +184,22 @@ TEST(TorchValidate, P2pSkipHangsAtTheLastStep) {
   EXPECT_EQ(b.sim.culprit, std::vector<int>{0}) << b.text;
   EXPECT_EQ(b.real.culprit, std::vector<int>{2}) << b.text;
   cleanup("p2p");
+}
+
+// The pure data-parallel founding case (rank 2's 4-byte metric all-reduce meets
+// its peers' gradient all-reduce): gloo aborts on the size mismatch, and the
+// simulated side, run with gloo's semantics (job.backend: gloo), crashes at the
+// same step with the same rank at fault; under NCCL both would hang.
+TEST(TorchValidate, SizeMismatchCrashesOnBothSidesUnderGloo) {
+  SKIP_WITHOUT_TORCH();
+  const Both b = validate("metric_dp_4ranks.yaml", "mismatch");
+  EXPECT_EQ(b.real.outcome, "crash") << b.text;
+  EXPECT_EQ(b.sim.outcome, "crash") << b.text;
+  EXPECT_EQ(b.sim.culprit, std::vector<int>{2}) << b.text;
+  EXPECT_NE(std::find(b.real.culprit.begin(), b.real.culprit.end(), 2), b.real.culprit.end()) << b.text;
+  EXPECT_NE(b.text.find("steps completed        24                                           24"), std::string::npos)
+      << b.text;
+  cleanup("mismatch");
 }
 
 // Bad input is refused before anything starts: no Python with torch.
