@@ -1,6 +1,6 @@
 // The isolation-order walker: each step reads its evidence, notes what it saw, and
-// the culprit step combines them. Steps follow docs/diagnose.md (from diagnosis.md
-// section 6); the culprit is the minority that diverges, never "everyone but rank 0".
+// the culprit step combines them. Steps follow docs/diagnose.md and docs/isolation-order.md;
+// the culprit is the minority that diverges, never "everyone but rank 0".
 #include "sim/diagnose/diagnose.h"
 
 #include <algorithm>

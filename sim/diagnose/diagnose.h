@@ -27,10 +27,17 @@ std::string_view to_string(Verdict v);  // "hang" | "slow" | "healthy"
 std::string_view to_string(Cause c);    // "extra_collective", ..., "none"
 
 // One line of evidence, tagged with the isolation-order step (1..6) that used it.
+// One line of evidence under a section of the walk: 1 hang or slow, 2 utilization,
+// 3 watchdog lines and pg_status, 4 the flight recorder, 5 the culprit, 6 the fix.
 struct Evidence {
-  int step = 0;
+  int step = 0;  // the section
   std::string text;
 };
+
+// The isolation-order step (include/fleetsim/isolation.h) a section of the walk
+// belongs to: sections 1-3 are steps 1-3, the flight recorder (4) is step 5; the
+// culprit and the fix (5, 6) are conclusions, not steps: 0.
+constexpr int isolation_step_of(int section) { return section >= 1 && section <= 3 ? section : section == 4 ? 5 : 0; }
 
 struct Diagnosis {
   Verdict verdict = Verdict::kHealthy;

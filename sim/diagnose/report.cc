@@ -3,14 +3,19 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/diagnose/diagnose.h"
+#include "fleetsim/isolation.h"
 #include "sim/diagnose/fr_analyzer.h"
 
 namespace fleetsim::diagnose {
 namespace {
 
-constexpr const char* kStepTitles[] = {
-    "", "Hang or slow?", "Utilization pattern", "Watchdog lines and pg_status",
-    "Flight-recorder alignment", "Culprit", "Fix"};
+// A section's heading: an isolation-order step by its number and name (the one
+// table, include/fleetsim/isolation.h), or a conclusion, unnumbered.
+std::string section_heading(int section) {
+  if (const int step = isolation_step_of(section); step > 0)
+    return std::to_string(step) + ". " + std::string(kIsolationSteps[step - 1].name);
+  return section == 5 ? "Culprit" : section == 6 ? "Fix" : "?";
+}
 
 std::string where_text(const Diagnosis& d) {
   if (d.pg_name.empty() && d.collective_seq_id < 0 && d.p2p_seq_id < 0 && d.op.empty()) return "-";
@@ -42,7 +47,7 @@ std::string format_human(const Diagnosis& d) {
   for (const Evidence& e : d.evidence) {
     if (e.step != step) {
       step = e.step;
-      out += std::to_string(step) + ". " + (step >= 1 && step <= 6 ? kStepTitles[step] : "") + "\n";
+      out += section_heading(step) + "\n";
     }
     out += "   - " + e.text + "\n";
   }
@@ -68,7 +73,8 @@ std::string format_json(const Diagnosis& d) {
   j["p2p_seq_id"] = d.p2p_seq_id;
   j["op"] = {{"profiling_name", d.op}, {"name", d.op_name}};
   j["evidence"] = nlohmann::ordered_json::array();
-  for (const Evidence& e : d.evidence) j["evidence"].push_back({{"step", e.step}, {"text", e.text}});
+  for (const Evidence& e : d.evidence)
+    j["evidence"].push_back({{"step", e.step}, {"isolation_step", isolation_step_of(e.step)}, {"text", e.text}});
   j["advice"] = d.advice;
   return j.dump(2);
 }

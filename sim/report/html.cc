@@ -188,10 +188,14 @@ std::string walk_section(const diagnose::Diagnosis& g) {
     const int n = isolation_step_number(spec.step);
     std::string items;
     for (const diagnose::Evidence& e : g.evidence)
-      if (e.step == n) items += "<li>" + esc(e.text) + "</li>";
+      if (diagnose::isolation_step_of(e.step) == n) items += "<li>" + esc(e.text) + "</li>";
     if (items.empty()) continue;
     s += "<li value=\"" + std::to_string(n) + "\"><b>" + esc(spec.name) + "</b><ul>" + items + "</ul></li>\n";
   }
+  std::string culprit;
+  for (const diagnose::Evidence& e : g.evidence)
+    if (e.step == 5) culprit += "<li>" + esc(e.text) + "</li>";
+  if (!culprit.empty()) s += "</ol>\n<h3>Culprit</h3>\n<ul>" + culprit + "</ul>\n<ol class=\"walk\">\n";
   s += "</ol>\n<h2 id=\"fix\">The fix</h2>\n<pre>" + esc(g.advice) + "</pre>\n";
   return s;
 }

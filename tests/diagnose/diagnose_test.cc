@@ -307,7 +307,7 @@ TEST(DiagnoseCli, JsonOutput) {
 TEST(DiagnoseCli, HumanOutput) {
   const CliResult r = run_cli("diagnose " + fixture("tp_mismatch"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("4. Flight-recorder alignment"), std::string::npos);
+  EXPECT_NE(r.out.find("5. Flight recorder"), std::string::npos);
   EXPECT_NE(r.out.find("Cause:   mismatched_collective"), std::string::npos);
   EXPECT_NE(r.out.find("Culprit: rank(s) [5]"), std::string::npos);
   EXPECT_NE(r.out.find("Where:   pg 1 (tp), seq 2"), std::string::npos);
