@@ -25,7 +25,7 @@ void step_hang_or_slow(WalkContext& c) {
     }
     if (s.crash_rank >= 0) t += "; rank " + std::to_string(s.crash_rank) + " crashed";
     c.note(1, t);
-    if (s.outcome != "completed") v = Verdict::kHang;
+    if (s.outcome != "completed") v = s.outcome == "crash" ? Verdict::kCrash : Verdict::kHang;
   } else if (!c.fr.timed_out.empty()) {
     const TimedOut& t = c.fr.timed_out.front();
     c.note(1, "FR: " + std::to_string(c.fr.timed_out.size()) +
@@ -52,9 +52,9 @@ void step_hang_or_slow(WalkContext& c) {
                   std::to_string(c.util.window_start_s) + " s");
     v = Verdict::kHang;
   }
-  if (v != Verdict::kHang) v = c.slow_evidence() ? Verdict::kSlow : Verdict::kHealthy;
+  if (!stopped(v)) v = c.slow_evidence() ? Verdict::kSlow : Verdict::kHealthy;
   if (!rec.steps.empty()) c.note(1, c.trend_text());
-  if (c.rec.summary == std::nullopt && v != Verdict::kHang && c.rec.dumps.size() > 0) {
+  if (c.rec.summary == std::nullopt && !stopped(v) && c.rec.dumps.size() > 0) {
     c.note(1, "FR: no entry is past its timeout and none is retired unfinished");
   }
   c.d.verdict = v;
@@ -117,7 +117,7 @@ Diagnosis diagnose_record(const Record& record, const HealthyModel* model) {
   step_utilization(c);
   step_watchdog(c);
   step_alignment(c);
-  if (c.d.verdict == Verdict::kHang) {
+  if (stopped(c.d.verdict)) {
     c.blame_hang();
   } else if (c.d.verdict == Verdict::kSlow) {
     c.blame_slow();

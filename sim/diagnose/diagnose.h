@@ -18,7 +18,11 @@
 
 namespace fleetsim::diagnose {
 
-enum class Verdict { kHealthy, kSlow, kHang };
+// kCrash: the job ended because a rank's process died (summary.json's outcome), the
+// others' stuck collectives being consequences; kHang: the job stopped, all alive.
+enum class Verdict { kHealthy, kSlow, kHang, kCrash };
+// Whether the job stopped (hung, or ended by a crash), as opposed to ran slow or well.
+constexpr bool stopped(Verdict v) { return v == Verdict::kHang || v == Verdict::kCrash; }
 
 // The causes and their names live in one table: include/fleetsim/cause.h.
 using fleetsim::Cause;

@@ -35,6 +35,7 @@ std::string_view to_string(Verdict v) {
     case Verdict::kHealthy: return "healthy";
     case Verdict::kSlow: return "slow";
     case Verdict::kHang: return "hang";
+    case Verdict::kCrash: return "crash";
   }
   return "?";
 }

@@ -175,7 +175,7 @@ void WalkContext::note_waits() {
 
 bool WalkContext::counts(const Divergence& div) const {
   // An op only some ranks reached is normal skew in a running job; it matters in a hang.
-  return div.kind != DivergenceKind::kPresence || d.verdict == Verdict::kHang;
+  return div.kind != DivergenceKind::kPresence || stopped(d.verdict);
 }
 
 std::string WalkContext::describe(const Divergence& div) const {
