@@ -2,6 +2,7 @@
 // real gloo jobs with injected faults; JSON form under each incident's json/): every
 // incident is a hang, and the culprit ranks are the injected ones (expected.json).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -41,6 +42,33 @@ TEST(RealDumps, EveryIncidentIsAHangBlamingTheInjectedRanks) {
     ++checked;
   }
   EXPECT_GE(checked, 4);
+}
+
+// The same incidents read from the pickles exactly as PyTorch wrote them
+// (comm_lib_trace_rank_<r>), alone in a folder as they arrive from a cluster.
+TEST(RealDumps, PicklesAsWrittenNameTheSameCulprits) {
+  std::ifstream in(kReal / "expected.json");
+  const nlohmann::json expected = nlohmann::json::parse(in);
+  const std::filesystem::path tmp =
+      std::filesystem::temp_directory_path() / ("fleetsim_real_pickles_" + std::to_string(::getpid()));
+  int checked = 0;
+  for (const auto& [name, incident] : expected.at("incidents").items()) {
+    SCOPED_TRACE(name);
+    const std::filesystem::path dir = tmp / name;
+    std::filesystem::create_directories(dir);
+    for (const auto& f : std::filesystem::directory_iterator(kReal / name))
+      if (f.path().filename().string().rfind("comm_lib_trace_rank_", 0) == 0)
+        std::filesystem::copy_file(f.path(), dir / f.path().filename());
+    const Result<Diagnosis> d = diagnose_dir(dir.string());
+    ASSERT_TRUE(d.ok()) << d.errors().front().to_string();
+    EXPECT_EQ(d->verdict, Verdict::kHang);
+    const std::vector<int> want =
+        name == "p2p_skip" ? std::vector<int>{1} : incident.at("culprit_ranks").get<std::vector<int>>();
+    EXPECT_EQ(d->culprit_ranks, want);  // p2p_skip: gloo records no send/recv (above)
+    ++checked;
+  }
+  std::filesystem::remove_all(tmp);
+  EXPECT_GE(checked, 10);
 }
 
 // Rank 3 left the loop a step early: the others' pending all_reduce waits on a rank
