@@ -248,7 +248,7 @@ Result<RealRun> merge_parts(const Plan& plan, const std::string& dir, const Laun
   std::fclose(tel_f);
   {
     std::ofstream f(dir + "/summary.json", std::ios::binary);
-    f << summary_json(plan, run, info).dump(2) << "\n";
+    f << summary_json(plan, run, info).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
   }
   std::error_code ec;
   fs::remove_all(fs::path(dir) / kPartsDir, ec);

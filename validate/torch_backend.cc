@@ -137,7 +137,7 @@ Result<std::vector<int>> convert_torch_dumps(const Plan& plan, const std::string
       }
     j["pg_config"] = cfg;
     j["pg_status"] = status;
-    std::ofstream(fr_dir + "/rank_" + std::to_string(r) + ".json", std::ios::binary) << j.dump(1) << "\n";
+    std::ofstream(fr_dir + "/rank_" + std::to_string(r) + ".json", std::ios::binary) << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     found.push_back(r);
   }
   return found;

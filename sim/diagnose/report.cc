@@ -77,7 +77,8 @@ std::string format_json(const Diagnosis& d) {
   for (const Evidence& e : d.evidence)
     j["evidence"].push_back({{"step", e.step}, {"isolation_step", isolation_step_of(e.step)}, {"text", e.text}});
   j["advice"] = d.advice;
-  return j.dump(2);
+  // Evidence quotes log lines as found: bytes that are not UTF-8 are replaced, never a throw.
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace fleetsim::diagnose

@@ -145,7 +145,7 @@ std::string FlightRecorder::dump_json(int rank, SimTime t) const {
     entries.push_back(std::move(e));
   }
   if (!entries.empty()) root["entries"] = std::move(entries);
-  return root.dump(1) + "\n";
+  return root.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 void FlightRecorder::on_dump(int rank, SimTime t) {

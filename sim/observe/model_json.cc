@@ -37,7 +37,7 @@ void write_model_json(const Plan& plan, const CostModel& cost, std::FILE* out) {
                            {"bytes", op.bytes}, {"healthy", healthy}});
   }
   j["collectives"] = collectives;
-  const std::string text = j.dump(2) + "\n";
+  const std::string text = j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   std::fwrite(text.data(), 1, text.size(), out);
 }
 

@@ -61,7 +61,7 @@ std::string heat_data(const ReportData& d) {
   if (d.detected_at_s >= 0)
     j["marks"].push_back({{"t", d.detected_at_s}, {"row", 1}, {"color", "#c62828"},
                           {"label", hang ? "watchdog fired" : "detected"}});
-  std::string s = j.dump(-1, ' ', true);
+  std::string s = j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
   for (size_t p = s.find("</"); p != std::string::npos; p = s.find("</", p)) s.replace(p, 2, "<\\/");
   return s;
 }

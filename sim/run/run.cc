@@ -219,7 +219,7 @@ Result<RecordedRun> execute(const PreparedRun& prepared, const RunOptions& opts)
   if (write_error.empty() && run.outputs.has(OutputFile::kSummary)) {
     const std::string name = output_file_name(OutputFile::kSummary);
     std::ofstream f(tmp / name, std::ios::binary);
-    f << summary_json(plan, cost, run).dump(2) << "\n";
+    f << summary_json(plan, cost, run).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     f.close();
     if (!f) write_error = "cannot write " + name + ": " + std::strerror(errno ? errno : EIO);
   }

@@ -254,6 +254,16 @@ TEST(DiagnoseReader, TensorShapesBeyondInt64ReadWithoutOverflow) {
   EXPECT_EQ(d->entries[2].input_numel, 14);
 }
 
+// A log line quoted as evidence may hold bytes that are not UTF-8 (a pasted log):
+// --json replaces them, it never throws (found by the record fuzzer).
+TEST(DiagnoseReport, JsonWithNonUtf8EvidenceIsWritten) {
+  Diagnosis d;
+  d.evidence.push_back({3, std::string("job.log line 1: [rank1]: \xff\xfe bad bytes")});
+  const std::string j = format_json(d);
+  EXPECT_NE(j.find("bad bytes"), std::string::npos);
+  EXPECT_NE(j.find("\xef\xbf\xbd"), std::string::npos);  // U+FFFD in place of the bad bytes
+}
+
 // Telemetry where one rank idles and the rest spin names the idle rank.
 TEST(DiagnoseSignals, UtilizationSomeIdle) {
   std::vector<TelemetryRow> rows;
