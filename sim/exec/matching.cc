@@ -66,6 +66,10 @@ void Matcher::arrive(int r, GpuItem& item) {
                     static_cast<uint32_t>(inst));
     return;
   }
+  // A member that arrived and then died (a crash) never sends its share: the
+  // live members spin until the launcher tears the job down.
+  for (int i = 0; i < size; ++i)
+    if (ctx_.dead(plan.group_member(w.group, inst, i))) return;
   if (fabric_.any_nic_faults()) {
     const std::vector<int>& m = members(w.group, inst);
     if (const int k = fabric_.dead_nic(m); k >= 0) {
@@ -125,6 +129,9 @@ void Matcher::arrive_p2p(int r, GpuItem& item) {
     }
   }
   const int receiver = send ? w.peer : r;
+  // A side that arrived and then died (a crash) never moves its data: the live
+  // side spins until the launcher tears the job down.
+  if (ctx_.dead(sender) || ctx_.dead(receiver)) return;
   if (fabric_.any_nic_faults()) {
     members_.assign({sender, receiver});
     if (const int k = fabric_.dead_nic(members_); k >= 0) {

@@ -27,6 +27,38 @@ __attribute__((weak)) void* operator new(std::size_t n) { return counted(n); }
 __attribute__((weak)) void* operator new[](std::size_t n) { return counted(n); }
 __attribute__((weak)) void* operator new(std::size_t n, std::align_val_t al) { return counted_aligned(n, al); }
 __attribute__((weak)) void* operator new[](std::size_t n, std::align_val_t al) { return counted_aligned(n, al); }
+// The nothrow forms too (std::stable_sort's temporary buffer uses them): every
+// form of new must come from here, since every form of delete frees here.
+__attribute__((weak)) void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return counted(n);
+  } catch (...) {
+    return nullptr;
+  }
+}
+__attribute__((weak)) void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return counted(n);
+  } catch (...) {
+    return nullptr;
+  }
+}
+__attribute__((weak)) void* operator new(std::size_t n, std::align_val_t al, const std::nothrow_t&) noexcept {
+  try {
+    return counted_aligned(n, al);
+  } catch (...) {
+    return nullptr;
+  }
+}
+__attribute__((weak)) void* operator new[](std::size_t n, std::align_val_t al, const std::nothrow_t&) noexcept {
+  try {
+    return counted_aligned(n, al);
+  } catch (...) {
+    return nullptr;
+  }
+}
+__attribute__((weak)) void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+__attribute__((weak)) void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 __attribute__((weak)) void operator delete(void* p) noexcept { std::free(p); }
 __attribute__((weak)) void operator delete[](void* p) noexcept { std::free(p); }
 __attribute__((weak)) void operator delete(void* p, std::size_t) noexcept { std::free(p); }
