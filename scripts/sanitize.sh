@@ -29,7 +29,10 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 # spinning runner for seconds, which under ASan only slows the job down. So are the
 # TorchValidate.* runs (minutes of PyTorch processes; fleetsim's side of them, the
 # launcher and the dump conversion, is in the suite: TorchBackend.*, MpiValidate.*).
+# The two 16,384-rank tests (a size bound on summary.json and on the report page) run the
+# code the smaller tests run, 2,048 times wider: the Release run checks their bounds.
 mpi="MpiValidate.*:MpiCalibrate.*:NcclBackend.RunnerReportsNoDeviceAndExits"
+at_scale="SummaryAtScale.*:ReportPage.BoundedAt16384Ranks"
 work="$(mktemp -d "${TMPDIR:-/tmp}/fleetsim-asan.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 # One shard per core (ASan makes the suite about 5x slower than Release).
@@ -37,7 +40,7 @@ shards="$(nproc)"
 pids=()
 for ((i = 0; i < shards; i++)); do
   GTEST_TOTAL_SHARDS="$shards" GTEST_SHARD_INDEX="$i" build-asan/tests/fleetsim_tests \
-      --gtest_filter="-Scenario/Golden.*:NcclBackend.SpinDemoOnTheCpuBackend:TorchValidate.*:$mpi" --gtest_brief=1 "$@" \
+      --gtest_filter="-Scenario/Golden.*:NcclBackend.SpinDemoOnTheCpuBackend:TorchValidate.*:$mpi:$at_scale" --gtest_brief=1 "$@" \
       >"$work/shard$i.log" 2>&1 &
   pids+=($!)
 done

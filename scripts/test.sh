@@ -6,11 +6,18 @@
 # The pinned Python packages (torch) go into ./.venv first: scripts/venv.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-scripts/venv.sh
-scripts/build.sh -DFLEETSIM_WERROR=ON
-ctest --test-dir build --output-on-failure -j"$(nproc)"
+# Each stage prints its wall time, so CI's budget can be read from its log.
+stage() {
+  local start=$SECONDS
+  "$@"
+  echo "test.sh: $* took $((SECONDS - start)) s"
+}
+stage scripts/install-deps.sh
+stage scripts/venv.sh
+stage scripts/build.sh -DFLEETSIM_WERROR=ON
+stage ctest --test-dir build --output-on-failure -j"$(nproc)"
 if [ "${CI:-}" = "true" ] || [ "${FLEETSIM_RELIABILITY:-0}" = "1" ]; then
-  scripts/sanitize.sh
-  scripts/fuzz.sh
+  stage scripts/sanitize.sh
+  stage scripts/fuzz.sh
 fi
+echo "test.sh: all stages passed in $SECONDS s"
