@@ -7,9 +7,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <set>
+#include <sstream>
+
+#include "fleetsim/file_read.h"
 
 namespace fleetsim::validate {
 
@@ -203,9 +204,8 @@ Result<LogCalibrateResult> calibrate_from_nccl_tests(const LogCalibrateSpec& spe
 }
 
 std::optional<Diagnostic> write_size_csv(const LogCalibrateResult& r, const std::string& path) {
-  const std::string tmp = path + ".tmp";
+  std::ostringstream f;
   {
-    std::ofstream f(tmp, std::ios::binary);
     f << "op,ranks,bytes,time_us,busbw_GBps,model_us,model_busbw_GBps,fit_us,fit_busbw_GBps,loso_us,loso_busbw_GBps\n";
     char buf[320];
     for (const SizeFit& z : r.sizes) {
@@ -221,12 +221,8 @@ std::optional<Diagnostic> write_size_csv(const LogCalibrateResult& r, const std:
       }
       f << "\n";
     }
-    if (!f) return error(path, 0, "cannot write the per-size CSV");
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return error(path, 0, "cannot write the per-size CSV: " + ec.message());
-  return std::nullopt;
+  return write_file_whole(path, f.str(), "per-size CSV");
 }
 
 }  // namespace fleetsim::validate

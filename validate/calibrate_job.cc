@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "fleetsim/file_read.h"
 #include "fleetsim/progress.h"
 #include "validate/launcher.h"
 
@@ -32,13 +33,6 @@ double busbw_factor(OpKind op, int n) {
 }
 
 namespace {
-
-Diagnostic error(const std::string& file, const std::string& msg) {
-  Diagnostic d;
-  d.loc.file = file;
-  d.message = msg;
-  return d;
-}
 
 std::string join_ops(const std::vector<OpKind>& ops) {
   std::string s;
@@ -68,8 +62,8 @@ std::vector<CalibrationSample> read_samples(const std::string& csv, std::string*
   return out;
 }
 
-bool write_fit_csv(const CalibrateResult& r) {
-  std::ofstream f(r.csv + ".tmp", std::ios::binary);
+std::optional<Diagnostic> write_fit_csv(const CalibrateResult& r) {
+  std::ostringstream f;
   f << "op,ranks,bytes,time_us,fit_us,rel_err,algbw_GBps,busbw_GBps\n";
   char buf[256];
   for (const CalibrationSample& s : r.samples) {
@@ -83,10 +77,7 @@ bool write_fit_csv(const CalibrateResult& r) {
                   algbw * busbw_factor(s.op, s.ranks));
     f << buf;
   }
-  f.close();
-  std::error_code ec;
-  fs::rename(r.csv + ".tmp", r.csv, ec);
-  return f && !ec;
+  return write_file_whole(r.csv, f.str(), "measured-vs-fitted CSV");
 }
 
 }  // namespace
@@ -110,7 +101,7 @@ double fitted_time_s(const CalibrateResult& r, const CalibrationSample& s) {
 std::optional<Diagnostic> fit_nccl_section(const CalibrateSpec& spec, const std::string& measured_version,
                                            const std::vector<CalibrationSample>& samples, Calibration* c) {
   auto preset = nccl::fabric_preset(spec.system);
-  if (!preset) return error("--system", "unknown fabric preset '" + spec.system + "' (expected " +
+  if (!preset) return Diagnostic::in_file("--system", "unknown fabric preset '" + spec.system + "' (expected " +
                                             nccl::kPresetNames + ")");
   nccl::Fabric f = *preset;
   f.nodes = std::max(1, spec.nodes);
@@ -121,7 +112,7 @@ std::optional<Diagnostic> fit_nccl_section(const CalibrateSpec& spec, const std:
                                           : "2.30";
   if (!nccl::constants_for_version(o.version)) o.version = "2.30";  // later releases use the newest constants
   auto fit = fit_nccl(samples, f, o);
-  if (!fit.ok()) return error("nccl fit", fit.errors()[0].message);
+  if (!fit.ok()) return Diagnostic::in_file("nccl fit", fit.errors()[0].message);
   c->nccl = std::move(*fit);
   return std::nullopt;
 }
@@ -130,13 +121,13 @@ Result<CalibrateResult> run_calibration(const CalibrateSpec& spec) {
   const bool gpu = spec.backend == "nccl";
   const auto runner = find_runner(gpu ? "fleetsim-nccl-runner" : "fleetsim-mpi-runner");
   if (!runner)
-    return gpu ? error("fleetsim-nccl-runner", "not found next to the fleetsim executable (build with CUDA, NCCL and MPI)")
-               : error("fleetsim-mpi-runner", "not found next to the fleetsim executable (build with MPI)");
+    return gpu ? Diagnostic::in_file("fleetsim-nccl-runner", "not found next to the fleetsim executable (build with CUDA, NCCL and MPI)")
+               : Diagnostic::in_file("fleetsim-mpi-runner", "not found next to the fleetsim executable (build with MPI)");
   const std::string work = spec.out + ".tmp-" + std::to_string(::getpid());
   std::error_code ec;
   fs::remove_all(work, ec);
   fs::create_directories(work, ec);
-  if (ec) return error(spec.out, "cannot create " + work + ": " + ec.message());
+  if (ec) return Diagnostic::in_file(spec.out, "cannot create " + work + ": " + ec.message());
   std::vector<int> sizes = spec.group_sizes;
   if (sizes.empty())
     for (int g = 2; g <= spec.ranks; ++g)
@@ -182,7 +173,7 @@ Result<CalibrateResult> run_calibration(const CalibrateSpec& spec) {
     std::string first;
     std::getline(log, first);
     fs::remove_all(work, ec);
-    return error("mpirun", "calibration job failed (exit " + std::to_string(lr ? lr->exit_code : -1) + ")" +
+    return Diagnostic::in_file("mpirun", "calibration job failed (exit " + std::to_string(lr ? lr->exit_code : -1) + ")" +
                                (first.empty() ? "" : ": " + first));
   }
   fs::remove_all(work, ec);
@@ -196,7 +187,7 @@ Result<CalibrateResult> run_calibration(const CalibrateSpec& spec) {
     if (auto e = fit_nccl_section(spec, r.measured_with, r.samples, &r.calibration)) return *e;
   if (auto e = write_calibration(r.calibration, spec.out)) return *e;
   r.csv = calibration_csv_path(spec.out);
-  if (!write_fit_csv(r)) return error(r.csv, "cannot write the measured-vs-fitted CSV");
+  if (auto e = write_fit_csv(r)) return *e;
   return r;
 }
 

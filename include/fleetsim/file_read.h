@@ -1,10 +1,13 @@
-// Bounded reads of input files. Every file fleetsim reads as input (a scenario,
-// a jitter CSV, a calibration file, a record's files) must be a regular file no
-// larger than a cap: a FIFO, a device or a folder is refused before it is opened
-// for reading, and a file that grows past its cap while read is refused too.
+// Bounded reads of input files, and whole writes of single output files. Every
+// file fleetsim reads as input (a scenario, a jitter CSV, a calibration file, a
+// record's files) must be a regular file no larger than a cap: a FIFO, a device or
+// a folder is refused before it is opened for reading, and a file that grows past
+// its cap while read is refused too. A file fleetsim writes outside a run folder
+// (a report page, an exported script, a calibration) appears whole or not at all.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -29,5 +32,11 @@ std::string format_cap(int64_t bytes);
 // `what` names the file's role in messages ("scenario file"). Errors are one
 // Diagnostic located at the path, naming the file and, for size, the cap.
 Result<std::string> read_file_capped(const std::string& path, int64_t max_bytes, std::string_view what);
+
+// Writes `text` to `path` through a temporary file beside it, renamed into place
+// once every byte is written and closed: a full disk or a missing folder leaves
+// no partial file. `what` names the file's role ("report page"). On failure, one
+// Diagnostic located at the path ("cannot write the report page: No space ...").
+std::optional<Diagnostic> write_file_whole(const std::string& path, std::string_view text, std::string_view what);
 
 }  // namespace fleetsim

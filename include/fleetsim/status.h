@@ -26,6 +26,14 @@ struct Diagnostic {
 
   // "FILE:LINE:COL: error: MESSAGE" (GCC style). Missing parts are omitted.
   std::string to_string() const;
+
+  // A diagnostic about a whole file, folder or argument (no line or column).
+  static Diagnostic in_file(std::string file, std::string message) {
+    Diagnostic d;
+    d.loc.file = std::move(file);
+    d.message = std::move(message);
+    return d;
+  }
 };
 
 // Either a T or one or more diagnostics (never both, never neither).

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <string>
 
 #include "sim/observe/progress.h"
 
@@ -22,6 +23,14 @@ void register_validate_command(CLI::App& app, int* exit_code);
 void register_calibrate_command(CLI::App& app, int* exit_code);
 void register_list_command(CLI::App& app, int* exit_code);
 void register_export_command(CLI::App& app, int* exit_code);
+
+// The DIR argument of the commands that read evidence (diagnose, report): what it may hold.
+inline void add_evidence_dir_arg(CLI::App* cmd, std::string* dir) {
+  cmd->add_option("DIR", *dir,
+                  "A RunRecord folder, or a folder of a cluster's evidence: PyTorch flight-recorder dumps "
+                  "(pickle or JSON, any file names, a folder per host) and torchrun logs")
+      ->required();
+}
 
 // --progress: progress lines on stderr even when it is not a terminal (plain
 // lines every ~5 s); on a terminal they are on anyway, redrawn in place.

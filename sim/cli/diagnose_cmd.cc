@@ -32,8 +32,8 @@ int run_diagnose(const DiagnoseOptions& opt) {
 void register_diagnose_command(CLI::App& app, int* exit_code) {
   auto opt = std::make_shared<DiagnoseOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "diagnose", "Walk the isolation order over a RunRecord or FR dump folder and name the culprit");
-  cmd->add_option("DIR", opt->dir, "RunRecord folder, or a folder of PyTorch FR JSON dumps")->required();
+      "diagnose", "Walk the isolation order over a run folder or a cluster's evidence and name the culprit");
+  add_evidence_dir_arg(cmd, &opt->dir);
   cmd->add_flag("--json", opt->json, "print one JSON object instead of the transcript");
   add_progress_flag(cmd);
   cmd->callback([opt, exit_code] { *exit_code = run_diagnose(*opt); });

@@ -4,11 +4,11 @@
 // exits 2, writing nothing.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "fleetsim/file_read.h"
 #include "sim/cli/commands.h"
 #include "sim/export/torch_export.h"
 #include "sim/run/run.h"
@@ -43,15 +43,7 @@ int run_export_torch(const ExportOptions& o) {
     std::fwrite(script->data(), 1, script->size(), stdout);
     return 0;
   }
-  std::ofstream f(o.out, std::ios::binary);
-  f << *script;
-  f.close();
-  if (!f) {
-    Diagnostic d;
-    d.loc.file = o.out;
-    d.message = "cannot write the exported script";
-    return fail({d});
-  }
+  if (auto e = write_file_whole(o.out, *script, "exported script")) return fail({*e});
   return 0;
 }
 

@@ -1,13 +1,11 @@
 // `fleetsim report DIR [-o FILE]`: writes one self-contained HTML page for a run
 // folder (default DIR/report.html) and prints where it went and its size. Bad
 // input (what diagnose refuses, an unwritable FILE) prints one line and exits 2.
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <iostream>
 #include <memory>
 #include <string>
 
+#include "fleetsim/file_read.h"
 #include "sim/cli/commands.h"
 #include "sim/report/report.h"
 
@@ -19,17 +17,6 @@ struct ReportOptions {
   std::string out;
 };
 
-// Writes `text` to `path` whole, checking the write and the close.
-std::string write_whole(const std::string& path, const std::string& text) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) return std::strerror(errno);
-  const size_t n = std::fwrite(text.data(), 1, text.size(), f);
-  const bool bad = n != text.size() || std::ferror(f) != 0;
-  const int saved = errno;
-  if (std::fclose(f) != 0 || bad) return std::strerror(bad ? saved : errno);
-  return "";
-}
-
 int run_report(const ReportOptions& opt) {
   Result<std::string> page = report::render_report(opt.dir);
   if (!page) {
@@ -39,9 +26,8 @@ int run_report(const ReportOptions& opt) {
   std::string dir = opt.dir;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   const std::string out = opt.out.empty() ? dir + "/report.html" : opt.out;
-  const std::string why = write_whole(out, *page);
-  if (!why.empty()) {
-    std::cerr << out << ": error: cannot write the report: " << why << "\n";
+  if (auto e = write_file_whole(out, *page, "report page")) {
+    std::cerr << e->to_string() << "\n";
     return 2;
   }
   std::cout << "report     " << out << " (" << page->size() << " bytes)\n";
@@ -54,7 +40,7 @@ void register_report_command(CLI::App& app, int* exit_code) {
   auto opt = std::make_shared<ReportOptions>();
   CLI::App* cmd = app.add_subcommand(
       "report", "Write one self-contained HTML page for a run folder: heat map, step times, FR alignment, diagnosis");
-  cmd->add_option("DIR", opt->dir, "RunRecord folder (or a folder of PyTorch FR JSON dumps)")->required();
+  add_evidence_dir_arg(cmd, &opt->dir);
   cmd->add_option("-o,--out", opt->out, "the page to write (default DIR/report.html)");
   cmd->callback([opt, exit_code] { *exit_code = run_report(*opt); });
 }

@@ -3,8 +3,8 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
+#include "fleetsim/file_read.h"
 #include "sim/export/torch_export.h"
 #include "validate/real_record.h"
 #include "validate/torch_backend.h"
@@ -35,7 +35,7 @@ Result<validate::LaunchResult> run_torch_real(const Plan& plan, const std::strin
   auto script = exporter::export_torch(plan, eo);
   if (!script.ok()) return script.errors();
   const std::string script_path = tmp + "/repro.py";
-  std::ofstream(script_path, std::ios::binary) << *script;
+  if (auto e = write_file_whole(script_path, *script, "exported script")) return *e;
   const std::string real = tmp + "/real";
   std::error_code ec;
   fs::create_directories(real + "/torch", ec);

@@ -1,6 +1,7 @@
 // read_file_capped (include/fleetsim/file_read.h): opened without blocking (a
 // FIFO must not wait for a writer), checked with fstat before reading, and read
 // in chunks that stop one byte past the cap, so a growing file is caught too.
+// write_file_whole: a temporary file beside the target, renamed over it.
 #include "fleetsim/file_read.h"
 
 #include <fcntl.h>
@@ -8,17 +9,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace fleetsim {
 namespace {
-
-Diagnostic file_error(const std::string& path, std::string message) {
-  Diagnostic d;
-  d.loc.file = path;
-  d.message = std::move(message);
-  return d;
-}
 
 const char* kind_of(mode_t mode) {
   if (S_ISDIR(mode)) return "a folder";
@@ -46,29 +41,51 @@ Result<std::string> read_file_capped(const std::string& path, int64_t max_bytes,
   const std::string role(what);
   Fd f{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
   if (f.fd < 0) {
-    return file_error(path, "cannot open " + role + " '" + path + "': " + std::strerror(errno));
+    return Diagnostic::in_file(path, "cannot open " + role + " '" + path + "': " + std::strerror(errno));
   }
   struct stat st {};
   if (::fstat(f.fd, &st) != 0) {
-    return file_error(path, "cannot read " + role + " '" + path + "': " + std::strerror(errno));
+    return Diagnostic::in_file(path, "cannot read " + role + " '" + path + "': " + std::strerror(errno));
   }
   if (!S_ISREG(st.st_mode)) {
-    return file_error(path, role + " '" + path + "' is " + kind_of(st.st_mode) + "; expected a regular file");
+    return Diagnostic::in_file(path, role + " '" + path + "' is " + kind_of(st.st_mode) + "; expected a regular file");
   }
   const std::string too_big = role + " '" + path + "' is larger than the " + format_cap(max_bytes) + " limit";
-  if (st.st_size > max_bytes) return file_error(path, too_big + " (" + std::to_string(st.st_size) + " bytes)");
+  if (st.st_size > max_bytes) return Diagnostic::in_file(path, too_big + " (" + std::to_string(st.st_size) + " bytes)");
   std::string text;
   text.reserve(static_cast<size_t>(st.st_size));
   char buf[1 << 16];
   while (true) {
     const ssize_t n = ::read(f.fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return file_error(path, "cannot read " + role + " '" + path + "': " + std::strerror(errno));
+    if (n < 0) return Diagnostic::in_file(path, "cannot read " + role + " '" + path + "': " + std::strerror(errno));
     if (n == 0) break;
-    if (static_cast<int64_t>(text.size()) + n > max_bytes) return file_error(path, too_big + " (it grew while read)");
+    if (static_cast<int64_t>(text.size()) + n > max_bytes) return Diagnostic::in_file(path, too_big + " (it grew while read)");
     text.append(buf, static_cast<size_t>(n));
   }
   return text;
+}
+
+std::optional<Diagnostic> write_file_whole(const std::string& path, std::string_view text, std::string_view what) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const auto fail = [&](int err) {
+    ::unlink(tmp.c_str());
+    return Diagnostic::in_file(path, "cannot write the " + std::string(what) + ": " + std::strerror(err));
+  };
+  Fd f{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+  if (f.fd < 0) return Diagnostic::in_file(path, "cannot write the " + std::string(what) + ": " + std::strerror(errno));
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(f.fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return fail(n < 0 ? errno : ENOSPC);
+    done += static_cast<size_t>(n);
+  }
+  const int fd = f.fd;
+  f.fd = -1;
+  if (::close(fd) != 0) return fail(errno);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) return fail(errno);
+  return std::nullopt;
 }
 
 }  // namespace fleetsim

@@ -2,16 +2,13 @@
 #include "sim/model/calibration.h"
 
 
-#include <unistd.h>
-
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
+#include <sstream>
 #include <yaml-cpp/yaml.h>
 
 #include "fleetsim/file_read.h"
@@ -136,9 +133,8 @@ Result<Calibration> load_calibration(const std::string& path) {
 }
 
 std::optional<Diagnostic> write_calibration(const Calibration& c, const std::string& path) {
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  std::ostringstream f;
   {
-    std::ofstream f(tmp, std::ios::binary);
     f << "# fleetsim calibration: per collective and group size, T(S) = alpha + beta * S\n"
          "# (S = nccl-tests' bytes; fitted by least squares on relative error).\n";
     f << "backend: " << c.backend << "\nhost: \"" << c.host << "\"\nranks: " << c.ranks << "\nfits:\n";
@@ -171,16 +167,8 @@ std::optional<Diagnostic> write_calibration(const Calibration& c, const std::str
       }
       f << "}\n";
     }
-    if (!f) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      return at(path, YAML::Mark::null_mark(), "cannot write calibration file");
-    }
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return at(path, YAML::Mark::null_mark(), "cannot write calibration file: " + ec.message());
-  return std::nullopt;
+  return write_file_whole(path, f.str(), "calibration file");
 }
 
 }  // namespace fleetsim

@@ -24,13 +24,6 @@ namespace fleetsim {
 
 namespace {
 
-Diagnostic out_error(const std::string& path, const std::string& what) {
-  Diagnostic d;
-  d.loc.file = path;
-  d.message = what;
-  return d;
-}
-
 // `path` is `base` or lies inside it (both absolute and normal).
 bool is_within(const fs::path& path, const fs::path& base) {
   auto p = path.begin(), b = base.begin();
@@ -187,23 +180,23 @@ void remove_run_dir(const std::string& dir) {
 }
 
 Result<std::string> check_out_dir(const std::string& out, bool force, const std::string& scenario_file) {
-  if (out.empty()) return out_error("--out", "expected a folder name");
+  if (out.empty()) return Diagnostic::in_file("--out", "expected a folder name");
   const std::string dir = strip_trailing_slashes(out);
   const fs::path abs = resolved(normal_form(out));
   if (const std::string why = forbidden(abs, scenario_file); !why.empty())
-    return out_error(dir, "refusing to write the run here: it " + why + "; give --out a new folder");
+    return Diagnostic::in_file(dir, "refusing to write the run here: it " + why + "; give --out a new folder");
   std::error_code ec;
   const fs::file_status st = fs::symlink_status(normal_form(out), ec);
   if (!fs::exists(st)) return dir;
   if (fs::is_symlink(st))
-    return out_error(dir, "exists and is a symbolic link; give --out a new folder");
+    return Diagnostic::in_file(dir, "exists and is a symbolic link; give --out a new folder");
   if (!fs::is_directory(st))
-    return out_error(dir, "exists and is not a folder; remove it or give --out a new folder");
+    return Diagnostic::in_file(dir, "exists and is not a folder; remove it or give --out a new folder");
   if (!is_run_dir(normal_form(out)))
-    return out_error(dir, std::string("exists and is not a fleetsim run folder (no ") + kRunMarker +
+    return Diagnostic::in_file(dir, std::string("exists and is not a fleetsim run folder (no ") + kRunMarker +
                               "); remove it yourself or give --out a new folder");
   if (!force)
-    return out_error(dir, "holds an earlier fleetsim run; give --force to replace it, or --out a new folder");
+    return Diagnostic::in_file(dir, "holds an earlier fleetsim run; give --force to replace it, or --out a new folder");
   return dir;
 }
 
@@ -242,11 +235,11 @@ Result<StagedRunDir> StagedRunDir::open(const std::string& out, bool force, cons
   std::error_code ec;
   fs::remove_all(staged.tmp_, ec);  // ours: this process's own PID
   fs::create_directories(staged.tmp_, ec);
-  if (ec) return out_error(*dir, "cannot create the output folder " + staged.tmp_ + ": " + ec.message());
+  if (ec) return Diagnostic::in_file(*dir, "cannot create the output folder " + staged.tmp_ + ": " + ec.message());
   std::ofstream marker(fs::path(staged.tmp_) / kRunMarker, std::ios::binary);
   marker << marker_text();
   marker.close();
-  if (!marker) return out_error(*dir, "cannot write " + staged.tmp_ + "/" + kRunMarker + ": " + std::strerror(errno));
+  if (!marker) return Diagnostic::in_file(*dir, "cannot write " + staged.tmp_ + "/" + kRunMarker + ": " + std::strerror(errno));
   return staged;
 }
 
@@ -260,16 +253,16 @@ Result<std::string> StagedRunDir::commit() {
   std::string aside;
   if (fs::exists(fs::symlink_status(target, ec))) {
     if (!force_ || !is_run_dir(target))
-      return out_error(dir_, "appeared during the run and is not an earlier run this one may replace" + kept);
+      return Diagnostic::in_file(dir_, "appeared during the run and is not an earlier run this one may replace" + kept);
     aside = tmp_ + ".old";
     fs::rename(target, aside, ec);
-    if (ec) return out_error(dir_, "cannot move the earlier run aside: " + ec.message() + kept);
+    if (ec) return Diagnostic::in_file(dir_, "cannot move the earlier run aside: " + ec.message() + kept);
   }
   fs::rename(tmp_, target, ec);
   if (ec) {
     std::error_code ec2;
     if (!aside.empty()) fs::rename(aside, target, ec2);
-    return out_error(dir_, "cannot move the finished run into place: " + ec.message() + kept);
+    return Diagnostic::in_file(dir_, "cannot move the finished run into place: " + ec.message() + kept);
   }
   if (!aside.empty()) fs::remove_all(aside, ec);
   return dir_;
