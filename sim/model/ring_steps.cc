@@ -180,7 +180,8 @@ constexpr Ticks kNegTicks = -(Ticks{1} << 120);
 // µs -> ticks, rounded to nearest (us = mant * 2^(e-53), so us * 1000 * 2^40 is
 // mant * 1000 shifted by e - 13).
 Ticks to_ticks(double us) {
-  FLEETSIM_CHECK(us >= 0);  // NaN fails too
+  FLEETSIM_CHECK(!std::isnan(us));
+  if (us < 0) return -to_ticks(-us);
   us = std::min(us, kMaxWeightUs);
   if (us == 0) return 0;
   int e = 0;

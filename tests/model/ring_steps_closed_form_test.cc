@@ -128,9 +128,8 @@ TEST(RingStepsClosedForm, EqualsTheRecurrenceWhenEveryHopDiffers) {
   }
 }
 
-// The closed form on a healthy 65,536-rank ring: every member's span is the
-// same (by symmetry), and equals the span of a 65,536-rank ring computed by the
-// formula by hand: 2(n-1) steps, each the step cost plus K chunk times.
+// A healthy 65,536-rank ring (the recurrence would take seconds): by symmetry
+// every member's span is the same, base + 2(n-1) x (step cost + K chunk times).
 TEST(RingStepsClosedForm, HealthyFleetScaleRingIsSymmetric) {
   StepSchedule s;
   s.ranks = 65536;
