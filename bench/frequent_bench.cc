@@ -2,7 +2,8 @@
 // one counter-based random draw, and one compute-time sample. These bound
 // every executor's per-op cost; the floor for a rank-step is one normal draw.
 // Also one collective under the step model (job.collective_model: steps), cold
-// (schedule and longest paths) and warm (a call with the spans cached).
+// (schedule and longest paths) and warm (a call with the spans cached), and one
+// fleet-scale ring all-reduce whose members all arrive at different times.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -66,19 +67,34 @@ void BM_SampleCompute(benchmark::State& state) {
 }
 BENCHMARK(BM_SampleCompute)->DenseRange(0, 2);
 
+// DGX H100 nodes for `ranks` (8 a node) with NCCL held to Ring, and the group
+// of all of them: the fleet the step-model benchmarks time.
+struct RingFleet {
+  nccl::Fabric fabric = *nccl::fabric_preset("dgx-h100");
+  nccl::Options options;
+  GroupShape shape;
+  explicit RingFleet(int ranks) {
+    fabric.nodes = std::max(1, ranks / 8);
+    options.algo = "ring";
+    shape = GroupShape{ranks, fabric.nodes, std::min(ranks, 8)};
+  }
+  nccl::Model model() const { return *nccl::Model::create(fabric, options); }
+  nccl::StepRequest all_reduce(int64_t bytes) const {
+    nccl::StepRequest req;
+    req.bytes = bytes;
+    req.shape = shape;
+    return req;
+  }
+};
+
 // One 1 GiB Ring all-reduce under the step model on range(0) ranks (8 GPUs a
 // DGX H100 node): building its schedule and every member's longest path, the
 // work done once per (collective, size, group shape, degradations).
 void BM_RingStepsSchedule(benchmark::State& state) {
   const int ranks = static_cast<int>(state.range(0));
-  nccl::Fabric f = *nccl::fabric_preset("dgx-h100");
-  f.nodes = std::max(1, ranks / 8);
-  nccl::Options o;
-  o.algo = "ring";
-  const auto model = *nccl::Model::create(f, o);
-  nccl::StepRequest req;
-  req.bytes = int64_t{1} << 30;
-  req.shape = GroupShape{ranks, f.nodes, std::min(ranks, 8)};
+  const RingFleet fleet(ranks);
+  const nccl::Model model = fleet.model();
+  const nccl::StepRequest req = fleet.all_reduce(int64_t{1} << 30);
   int64_t transfers = 0;
   for (auto _ : state) {
     const nccl::StepSchedule s = nccl::ring_schedule(model, req, nccl::Proto::kSimple);
@@ -94,23 +110,58 @@ BENCHMARK(BM_RingStepsSchedule)->Arg(8)->Arg(64)->Arg(512)->Unit(benchmark::kMil
 // the spans are cached: O(ranks) per call.
 void BM_RingStepsCall(benchmark::State& state) {
   const int ranks = static_cast<int>(state.range(0));
-  nccl::Fabric f = *nccl::fabric_preset("dgx-h100");
-  f.nodes = std::max(1, ranks / 8);
-  nccl::Options o;
-  o.algo = "ring";
-  const auto cost = nccl::make_ring_steps_model(f, o);
-  const GroupShape shape{ranks, f.nodes, std::min(ranks, 8)};
+  const RingFleet fleet(ranks);
+  const auto cost = nccl::make_ring_steps_model(fleet.fabric, fleet.options);
   std::vector<int64_t> arrivals(static_cast<size_t>(ranks));
   const uint64_t s = stream_seed(1, 0, Stream::kComputeJitter);
   uint64_t c = 0;
   const std::vector<LinkDegradation> none;
   for (auto _ : state) {
     for (int64_t& a : arrivals) a = static_cast<int64_t>(draw_u64(s, c++) % 1'000'000);
-    benchmark::DoNotOptimize(cost->collective_time_after(OpKind::kAllReduce, int64_t{1} << 30, shape, none, arrivals, 0));
+    benchmark::DoNotOptimize(cost->collective_time_after(OpKind::kAllReduce, int64_t{1} << 30, fleet.shape, none, arrivals, 0));
   }
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_RingStepsCall)->Arg(8)->Arg(64)->Arg(512);
+
+// One 1 MiB world all-reduce under the step model at fleet scale (NCCL Ring, 8
+// GPUs a DGX H100 node), every member arriving at a different time, on a fresh
+// model (nothing cached): NCCL's choice, the schedule, every member's longest
+// path by the closed form, and the completion. The goal: <= 1 s at 65,536.
+void BM_RingStepsFleetAllReduce(benchmark::State& state) {
+  const int ranks = static_cast<int>(state.range(0));
+  const RingFleet fleet(ranks);
+  std::vector<int64_t> arrivals(static_cast<size_t>(ranks));
+  const uint64_t s = stream_seed(1, 0, Stream::kComputeJitter);
+  uint64_t c = 0;
+  for (int64_t& a : arrivals) a = static_cast<int64_t>(draw_u64(s, c++) % 10'000'000);  // within 10 ms
+  const std::vector<LinkDegradation> none;
+  for (auto _ : state) {
+    state.PauseTiming();
+    const auto cost = nccl::make_ring_steps_model(fleet.fabric, fleet.options);
+    state.ResumeTiming();
+    benchmark::DoNotOptimize(cost->collective_time_after(OpKind::kAllReduce, int64_t{1} << 20, fleet.shape, none, arrivals, 0));
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_RingStepsFleetAllReduce)->Arg(1024)->Arg(4096)->Arg(16384)->Arg(65536)->Unit(benchmark::kMillisecond);
+
+// The same ring's longest paths by the recurrence over every transfer (the
+// reference the closed form is tested against, O(n^2)): what the call above
+// cost before the closed form. Only the two smaller rings (16,384 takes seconds).
+void BM_RingStepsFleetReference(benchmark::State& state) {
+  const int ranks = static_cast<int>(state.range(0));
+  const RingFleet fleet(ranks);
+  const nccl::Model model = fleet.model();
+  const nccl::StepRequest req = fleet.all_reduce(int64_t{1} << 20);
+  const nccl::Estimate e = model.estimate(nccl::Coll::kAllReduce, req.bytes, req.shape);
+  const nccl::StepSchedule sch = nccl::ring_schedule(model, req, e.proto);
+  for (auto _ : state) benchmark::DoNotOptimize(nccl::completion_spans_reference_us(sch));
+  state.counters["transfers"] = static_cast<double>(sch.transfers() * static_cast<int64_t>(sch.chunk_us.size()));
+  state.counters["channels"] = sch.channels;
+  state.counters["chunks"] = sch.chunks;
+}
+BENCHMARK(BM_RingStepsFleetReference)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace fleetsim

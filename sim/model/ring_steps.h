@@ -62,8 +62,15 @@ StepSchedule ring_schedule(const Model& model, const StepRequest& req, Proto pro
 // Longest paths: span_us[i] = the most time completion can come after member
 // i's arrival (max over channel classes), so that with arrivals a_i
 //   completion = max_i (a_i + span_us[i]).
-// Exact for the schedule's max-plus recurrence; O(transfers) per class.
+// A ring's spans come from the recurrence's closed form, evaluated in exact
+// integer time (2^-40 ns units) in O(members x distinct hop times) per channel
+// class; a chain's from the recurrence (O(transfers) per class).
 std::vector<double> completion_spans_us(const StepSchedule& s);
+
+// The same spans from the longest-path recurrence over every transfer
+// (O(transfers) per class, the same exact arithmetic for a ring): the reference
+// the closed form is tested against; equal to it in every bit.
+std::vector<double> completion_spans_reference_us(const StepSchedule& s);
 
 // The same recurrence run forward: the completion time (µs) for member
 // arrivals `arrival_us` (group order). O(transfers) per class.
