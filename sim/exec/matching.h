@@ -23,6 +23,10 @@ class Matcher {
 
   // Rank r's GPU reached `item` (a collective or p2p op at its head).
   void arrive(int r, GpuItem& item);
+  // Handover (hybrid_executor.h): r reached the healthy collective `item`
+  // before the handover; only the slot is updated (the caller schedules the
+  // transfer's end if r was the last member).
+  void adopt_arrival(int r, const GpuItem& item);
   // kCollDone: true if the collective completed on every member (the caller
   // then lets each member's streams advance); false if a member died during
   // the transfer or its NIC went down (the others keep spinning).
