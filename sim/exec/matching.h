@@ -48,6 +48,14 @@ class Matcher {
     int32_t root = 0;
     bool mismatch = false;
     bool sizes_differ = false;  // a mismatch in bytes (gloo fails it; NCCL spins)
+    // The first member to arrive sets what the others must match.
+    void open(const WorkRecord& w, const PlanOp& op) {
+      seq = w.collective_seq_id;
+      kind = op.kind;
+      bytes = w.bytes;
+      dtype = w.dtype;
+      root = op.root;
+    }
   };
   // One direction of a pipeline pair (sender, +1 or -1).
   struct P2pSlot {
