@@ -3,7 +3,8 @@
 // executor. Simulation: steps of (compute with 2% jitter, then a data-parallel
 // all-reduce) at 1k, 16k and 131k ranks (rank-steps/s, bytes per rank from the
 // executor's own reserved sizes), the floor program those steps are measured
-// against, and the event executor on the step-400 scenario (events/s).
+// against, the event executor on the step-400 scenario (events/s), and the
+// founding case at 4,096 ranks on the event and hybrid executors.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -108,6 +109,26 @@ void BM_FleetSimStep400(benchmark::State& state) {
   state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_FleetSimStep400)->Unit(benchmark::kMillisecond);
+
+// The founding case at `ranks` (tp 8), event executor (arg 0) or hybrid (arg 1):
+// rank-steps/s over the steps run (399 uniform ones, then the hang).
+void BM_FoundingCase(benchmark::State& state) {
+  const int64_t ranks = state.range(0);
+  const std::string nodes = std::to_string(ranks / 8);
+  auto s = load_scenario(std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/step400_hang.yaml",
+                         {"fleet.nodes=" + nodes, "parallel.dp=" + nodes});
+  const Plan plan = *compile_plan(*s);
+  const auto cost = make_alpha_beta_model(plan.scenario.fleet);
+  int64_t rank_steps = 0;
+  for (auto _ : state) {
+    RunResult r;
+    if (state.range(1) == 0) r = run_simulation(plan, *cost, {});
+    else HybridSim(plan, *cost, {}, nullptr).run(&r);
+    rank_steps += ranks * (r.steps_completed + 1);
+  }
+  state.counters["rank_steps_per_s"] = benchmark::Counter(static_cast<double>(rank_steps), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_FoundingCase)->Args({4096, 0})->Args({4096, 1})->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace fleetsim

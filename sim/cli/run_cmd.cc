@@ -146,8 +146,9 @@ void register_run_command(CLI::App& app, int* exit_code) {
                       " (default: what stays bounded at the run's scale)");
   cmd->add_option("--executor", args->executor,
                   "auto (lockstep when eligible and the outputs allow: above 1024 ranks, or --outputs without "
-                  "telemetry/fr/trace), event, or lockstep (when eligible)")
-      ->check(CLI::IsMember({"auto", "event", "lockstep"}));
+                  "telemetry/fr/trace; else hybrid when the outputs are summary, steps and model only), event, lockstep "
+                  "(when eligible) or hybrid")
+      ->check(CLI::IsMember({"auto", "event", "lockstep", "hybrid"}));
   cmd->add_option("--max-output", args->max_output,
                   "Refuse to run if the output folder is predicted above SIZE (e.g. 10GiB; default 2GiB)");
   add_progress_flag(cmd);

@@ -34,6 +34,19 @@ void CpuStreams::begin_step(int r) {
   for (Observer* o : ctx_.obs) o->on_fault(r, ctx_.now(), *f);
 }
 
+void CpuStreams::adopt_blocked(int r, int64_t step, uint32_t pc, uint32_t records,
+                               const uint32_t (&seq)[kGroupKinds]) {
+  const auto ru = static_cast<size_t>(r);
+  state_[ru] = CpuState::kBlockedQueue;
+  step_[ru] = step;
+  pc_[ru] = pc;
+  next_record_[ru] = records;
+  for (size_t g = 0; g < kGroupKinds; ++g) {
+    coll_seq_[ru * kGroupKinds + g] = seq[g];
+    op_seq_[ru * kGroupKinds + g] = seq[g];
+  }
+}
+
 void CpuStreams::wake(int r) {
   if (state_[static_cast<size_t>(r)] == CpuState::kBusy) state_[static_cast<size_t>(r)] = CpuState::kReady;
 }

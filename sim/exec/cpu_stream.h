@@ -33,6 +33,10 @@ class CpuStreams {
   void wake(int r);
   // The step r's CPU is in (job.steps + 1 once it has issued every step).
   int64_t step(int r) const { return step_[static_cast<size_t>(r)]; }
+  // Handover (hybrid_executor.h): r's CPU is in `step` at instruction `pc`,
+  // blocked on its full launch queue, having issued `records` collectives in
+  // all, `seq[g]` of them on group kind g (no send/recv yet).
+  void adopt_blocked(int r, int64_t step, uint32_t pc, uint32_t records, const uint32_t (&seq)[kGroupKinds]);
 
  private:
   enum class CpuState : uint8_t { kReady, kBusy, kBlockedQueue, kBlockedSync, kBlockedStore, kStalled, kDone };

@@ -36,6 +36,20 @@ void FleetSim::start() {
   if (period > 0) ctx_.schedule(period, Priority::kObserve, kTick);
 }
 
+void FleetSim::resume(const Handover& h) {
+  FLEETSIM_CHECK(h.ranks.size() == static_cast<size_t>(ctx_.n) && h.queue.size() == h.ranks.size() * h.qlen);
+  for (int r = 0; r < ctx_.n; ++r) {
+    const Handover::Rank& hr = h.ranks[static_cast<size_t>(r)];
+    const std::span<const GpuItem> items(h.queue.data() + static_cast<size_t>(r) * h.qlen, h.qlen);
+    gpu_.adopt(r, items, hr.finished_step);
+    cpu_.adopt_blocked(r, hr.cpu_step, hr.cpu_pc, hr.records, hr.seq);
+    if (items[0].kind == ItemKind::kCollective) matcher_.adopt_arrival(r, items[0]);
+  }
+  watchdog_.adopt(h.watchdog_at, h.watchdog_gen);
+  for (const Event& e : h.pending) ctx_.sched.schedule(e);
+  ctx_.result.events = h.events;
+}
+
 bool FleetSim::over() const { return all_done_ || ctx_.stop || !ctx_.sched.live(); }
 
 bool FleetSim::step() {

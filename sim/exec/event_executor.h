@@ -15,6 +15,7 @@
 #include "sim/exec/exec_context.h"
 #include "sim/exec/fabric_faults.h"
 #include "sim/exec/gpu_stream.h"
+#include "sim/exec/handover.h"
 #include "sim/exec/matching.h"
 #include "sim/exec/rank_faults.h"
 #include "sim/exec/watchdog.h"
@@ -29,6 +30,9 @@ class FleetSim {
   // t = 0: absent ranks never start, every other rank starts step 1 and runs as
   // far as it can, the first observation tick is scheduled. Called once, first.
   void start();
+  // Instead of start(): takes up a run another executor ran up to some time
+  // (the hybrid's uniform stretch, hybrid_executor.h) in the state `h`.
+  void resume(const Handover& h);
   // Processes the next event. False (and nothing happens) once the run is over:
   // every rank finished, the job was aborted, or nothing that could move is left.
   bool step();

@@ -9,7 +9,14 @@
 
 namespace fleetsim {
 
-const char* executor_name(ExecutorKind k) { return k == ExecutorKind::kLockstep ? "lockstep" : "event"; }
+const char* executor_name(ExecutorKind k) {
+  switch (k) {
+    case ExecutorKind::kLockstep: return "lockstep";
+    case ExecutorKind::kHybrid: return "hybrid";
+    case ExecutorKind::kEvent: break;
+  }
+  return "event";
+}
 
 namespace {
 
@@ -98,13 +105,13 @@ Baseline baseline_step(const Plan& plan, const CostModel& cost) {
   const Plan p = jitter_free(plan);
   if (lockstep_eligible(p).ok && uniform_groups(p)) return analytic_baseline(p, cost);
   std::unique_ptr<StepDurations> steps;
-  const Executed ex = execute_plan(p, cost, true, [&](ExecutorKind, StepAccounting**) {
+  const Executed ex = execute_plan(p, cost, FastExecutors{true, true}, [&](ExecutorKind, StepAccounting**) {
     steps = std::make_unique<StepDurations>(p);
     return std::vector<Observer*>{steps.get()};
   });
   Baseline b;
   b.mean_step_ns = steps->mean_ns();
-  b.how = ex.executor == ExecutorKind::kLockstep ? "lockstep" : "event";
+  b.how = executor_name(ex.executor);
   return b;
 }
 

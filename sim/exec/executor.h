@@ -1,6 +1,7 @@
-// Which executor runs a plan. The lockstep executor runs it when the caller
-// allows and the plan is eligible (lockstep_eligible); otherwise, or when the
-// lockstep run leaves its domain, the event executor (FleetSim) does. Also the
+// Which executor runs a plan. When the caller allows the fast executors (its
+// observers take whole steps), the lockstep executor runs an eligible plan
+// (lockstep_eligible), else the hybrid one (hybrid_eligible); otherwise, or when
+// the fast run leaves its domain, the event executor (FleetSim) does. Also the
 // jitter-free baseline step the straggler tax is measured against.
 #pragma once
 
@@ -9,32 +10,40 @@
 #include <vector>
 
 #include "fleetsim/engine.h"
+#include "sim/exec/hybrid_executor.h"
 #include "sim/exec/lockstep_executor.h"
 
 namespace fleetsim {
 
 // Which executor ran a plan.
-enum class ExecutorKind : uint8_t { kEvent, kLockstep };
-const char* executor_name(ExecutorKind k);  // "event", "lockstep"
+enum class ExecutorKind : uint8_t { kEvent, kLockstep, kHybrid };
+const char* executor_name(ExecutorKind k);  // "event", "lockstep", "hybrid"
 
 struct Executed {
   RunResult result;
   ExecutorKind executor = ExecutorKind::kEvent;
-  std::string why_event;  // why the event executor ran ("" if lockstep did)
+  std::string why_event;  // why the event executor ran ("" if lockstep or hybrid did)
 };
 
-// Runs `plan` with the lockstep executor when `allow_lockstep` and the plan is
-// eligible, else (or if the lockstep run leaves its domain) with FleetSim.
+// Which fast executors a caller allows.
+struct FastExecutors {
+  bool lockstep = false;
+  bool hybrid = false;
+};
+
+// Runs `plan` with the lockstep executor when `allow.lockstep` and the plan is
+// eligible, else with the hybrid one when `allow.hybrid` and it is eligible,
+// else (or if the fast run leaves its domain) with FleetSim.
 // `make_observers(kind, StepAccounting** accounting)` is called before each
 // attempt and must return fresh observers (a fallback discards what the first
-// attempt fed). For the lockstep executor it may also set *accounting (null by
-// default) to receive each step's compute and collective waits, which that
-// executor reports nowhere else; the event executor ignores it (its observers
-// see on_compute and on_transfer).
+// attempt fed). For the lockstep and hybrid executors it may also set
+// *accounting (null by default) to receive whole steps' compute and collective
+// waits, which they report nowhere else (the hybrid: for its uniform stretch);
+// the event executor ignores it (its observers see on_compute and on_transfer).
 template <typename MakeObservers>
-Executed execute_plan(const Plan& plan, const CostModel& cost, bool allow_lockstep, MakeObservers make_observers) {
+Executed execute_plan(const Plan& plan, const CostModel& cost, FastExecutors allow, MakeObservers make_observers) {
   Executed ex;
-  const Eligibility e = allow_lockstep ? lockstep_eligible(plan) : Eligibility{false, "outputs need events"};
+  const Eligibility e = allow.lockstep ? lockstep_eligible(plan) : Eligibility{false, "outputs need events"};
   if (e.ok) {
     StepAccounting* accounting = nullptr;
     const std::vector<Observer*> obs = make_observers(ExecutorKind::kLockstep, &accounting);
@@ -46,6 +55,20 @@ Executed execute_plan(const Plan& plan, const CostModel& cost, bool allow_lockst
     ex.why_event = "a collective could have reached the watchdog timeout (or a `when` failed)";
   } else {
     ex.why_event = e.why;
+  }
+  const Eligibility h = allow.hybrid ? hybrid_eligible(plan) : Eligibility{false, ex.why_event};
+  if (h.ok) {
+    StepAccounting* accounting = nullptr;
+    const std::vector<Observer*> obs = make_observers(ExecutorKind::kHybrid, &accounting);
+    HybridSim sim(plan, cost, obs, accounting);
+    if (sim.run(&ex.result)) {
+      ex.executor = ExecutorKind::kHybrid;
+      ex.why_event.clear();
+      return ex;
+    }
+    ex.why_event = "no uniform stretch the hybrid executor could hand over (or a `when` failed)";
+  } else if (allow.hybrid) {
+    ex.why_event = h.why;
   }
   StepAccounting* accounting = nullptr;
   const std::vector<Observer*> obs = make_observers(ExecutorKind::kEvent, &accounting);

@@ -120,6 +120,14 @@ void GpuStreams::kill(int r, int64_t step) {
   set_state(r, GpuState::kIdle, step);
 }
 
+void GpuStreams::adopt(int r, std::span<const GpuItem> items, int64_t finished_step) {
+  const auto ru = static_cast<size_t>(r);
+  FLEETSIM_CHECK(qlen_[ru] == 0 && !items.empty() && items.size() <= qcap_);
+  for (const GpuItem& it : items) push(r) = it;
+  busy_[ru] = 1;
+  finished_step_[ru] = finished_step;
+}
+
 void GpuStreams::spin_head(int r) {
   if (queued(r) > 0) set_state(r, GpuState::kSpin, head(r).step);
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "sim/exec/exec_context.h"
@@ -30,6 +31,7 @@ class GpuStreams {
 
   uint32_t queued(int r) const { return qlen_[static_cast<size_t>(r)]; }
   bool full(int r) const { return queued(r) >= qcap_; }
+  uint32_t capacity() const { return qcap_; }
   // Nothing enqueued and nothing running: what a sync waits for.
   bool drained(int r) const { return queued(r) == 0 && !busy_[static_cast<size_t>(r)]; }
   // The i-th item from the head. REQUIRES: i < queued(r).
@@ -61,6 +63,11 @@ class GpuStreams {
   void spin_head(int r);
   // Tells observers what r's GPU is doing.
   void set_state(int r, GpuState s, int64_t step);
+
+  // Handover (hybrid_executor.h): r's queue becomes `items` (head first, its
+  // head running since items[0].begun) and r has finished `finished_step`.
+  // REQUIRES: r's queue is empty; 1 <= items.size() <= capacity.
+  void adopt(int r, std::span<const GpuItem> items, int64_t finished_step);
 
   int64_t finished_step(int r) const { return finished_step_[static_cast<size_t>(r)]; }
   // Ranks that finished the job's last step.

@@ -2,6 +2,7 @@
 // duration from the cost model, its NIC bytes), and completion on every member.
 #include "sim/exec/matching.h"
 
+#include <algorithm>
 #include <span>
 
 namespace fleetsim {
@@ -39,13 +40,8 @@ void Matcher::arrive(int r, GpuItem& item) {
   const int inst = plan.group_instance(w.group, r);
   Slot& s = slots_[static_cast<size_t>(w.group)][static_cast<size_t>(inst)];
   if (s.arrived == 0) {
-    s.seq = w.collective_seq_id;
-    s.kind = op.kind;
-    s.bytes = w.bytes;
-    s.dtype = w.dtype;
-    s.root = op.root;
-    s.mismatch = false;
-    s.sizes_differ = false;
+    s = Slot{};
+    s.open(w, op);
   } else if (s.kind != op.kind || s.bytes != w.bytes || s.dtype != w.dtype || s.root != op.root) {
     s.mismatch = true;  // NCCL would never finish (or corrupt); we model: never completes
     s.sizes_differ = s.sizes_differ || s.bytes != w.bytes;
@@ -89,6 +85,17 @@ void Matcher::arrive(int r, GpuItem& item) {
     for (Observer* o : ctx_.obs) o->on_transfer(h.work, ctx_.now(), end, nic);
   }
   ctx_.schedule(end.ns, Priority::kNormal, kCollDone, static_cast<uint32_t>(w.group), static_cast<uint32_t>(inst));
+}
+
+void Matcher::adopt_arrival(int r, const GpuItem& item) {
+  const WorkRecord& w = item.work;
+  const PlanOp& op = ctx_.plan.ops[w.op];
+  Slot& s = slots_[static_cast<size_t>(w.group)][static_cast<size_t>(ctx_.plan.group_instance(w.group, r))];
+  FLEETSIM_CHECK(item.kind == ItemKind::kCollective && !want_arrivals_);
+  if (s.arrived == 0) s.open(w, op);
+  FLEETSIM_CHECK(s.seq == w.collective_seq_id && s.bytes == w.bytes && s.kind == op.kind);
+  s.last_arrival = std::max(s.last_arrival, w.started.ns);
+  ++s.arrived;
 }
 
 // How long the matched collective in `s` moves data; `first` indexes the

@@ -23,6 +23,10 @@ class Matcher {
 
   // Rank r's GPU reached `item` (a collective or p2p op at its head).
   void arrive(int r, GpuItem& item);
+  // Handover (hybrid_executor.h): r reached the healthy collective `item`
+  // before the handover; only the slot is updated (the caller schedules the
+  // transfer's end if r was the last member).
+  void adopt_arrival(int r, const GpuItem& item);
   // kCollDone: true if the collective completed on every member (the caller
   // then lets each member's streams advance); false if a member died during
   // the transfer or its NIC went down (the others keep spinning).
@@ -44,6 +48,14 @@ class Matcher {
     int32_t root = 0;
     bool mismatch = false;
     bool sizes_differ = false;  // a mismatch in bytes (gloo fails it; NCCL spins)
+    // The first member to arrive sets what the others must match.
+    void open(const WorkRecord& w, const PlanOp& op) {
+      seq = w.collective_seq_id;
+      kind = op.kind;
+      bytes = w.bytes;
+      dtype = w.dtype;
+      root = op.root;
+    }
   };
   // One direction of a pipeline pair (sender, +1 or -1).
   struct P2pSlot {

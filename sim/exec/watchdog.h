@@ -22,6 +22,12 @@ class Watchdog {
   void on_enqueue() {
     if (timeout_ns_ >= 0) arm(ctx_.now() + Duration{timeout_ns_});
   }
+  // Handover (hybrid_executor.h): the check pending at `at` (ns; -1: none) was
+  // armed `gen` times, and no check has run yet.
+  void adopt(int64_t at, uint32_t gen) {
+    at_ = at;
+    gen_ = gen;
+  }
   // kWatchdog: every live rank's watchdog checks its oldest incomplete op.
   void check(uint32_t generation);
   // kDumpAll: every live rank that has not dumped yet sees the signal and dumps.

@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -129,7 +130,8 @@ class RecordObservers {
 
   std::vector<Observer*> make(ExecutorKind kind, StepAccounting** stats_out) {
     close();
-    const bool events = kind == ExecutorKind::kEvent;
+    // The hybrid's observers take both: whole steps and, after its handover, events.
+    const bool events = kind != ExecutorKind::kLockstep;
     auto wants = [&](OutputFile f) { return outputs_.has(f) && (events || output_spec(f).lockstep); };
     steps_f_ = open(wants(OutputFile::kSteps), OutputFile::kSteps);
     tel_f_ = open(wants(OutputFile::kTelemetry), OutputFile::kTelemetry);
@@ -139,7 +141,7 @@ class RecordObservers {
     stats_ = std::make_unique<StragglerStats>(plan_);
     std::vector<Observer*> obs = {steps_.get()};
     if (events) obs.push_back(stats_.get());  // lockstep feeds it directly
-    *stats_out = events ? nullptr : stats_.get();
+    *stats_out = kind == ExecutorKind::kEvent ? nullptr : stats_.get();
     if (log_f_) owned_.push_back(std::make_unique<JobLog>(plan_, log_f_.get()));
     if (tel_f_) owned_.push_back(std::make_unique<Telemetry>(plan_, outputs_.telemetry_ranks, tel_f_.get()));
     if (trace_f_) owned_.push_back(std::make_unique<TraceWriter>(plan_, outputs_.trace_ranks, trace_f_.get()));
@@ -192,14 +194,22 @@ Result<RecordedRun> execute(const PreparedRun& prepared, const RunOptions& opts)
   const CostModel& cost = *prepared.cost;
   Result<OutputSelection> outputs = select_outputs(plan, opts.outputs);
   if (!outputs.ok()) return outputs.errors();
-  if (opts.executor != "auto") outputs->lockstep_ok = opts.executor == "lockstep";
+  // The hybrid writes exactly what the event executor writes, so only when every
+  // output asked for takes whole steps.
+  const bool whole_steps = std::all_of(std::begin(kOutputs), std::end(kOutputs),
+                                       [&](const OutputSpec& o) { return o.lockstep || !outputs->has(o.id); });
+  FastExecutors allow{outputs->lockstep_ok, whole_steps};
+  if (opts.executor != "auto") {
+    outputs->lockstep_ok = opts.executor == "lockstep";
+    allow = {outputs->lockstep_ok, opts.executor == "hybrid" && whole_steps};
+  }
   Result<StagedRunDir> staged = StagedRunDir::open(opts.out_dir, opts.force, plan.scenario.file);
   if (!staged.ok()) return staged.errors();  // checked before anything runs
   const fs::path tmp(staged->tmp());
 
   RecordObservers observers(plan, *outputs, tmp);
   RecordedRun run;
-  const Executed ex = execute_plan(plan, cost, outputs->lockstep_ok,
+  const Executed ex = execute_plan(plan, cost, allow,
                                    [&](ExecutorKind k, StepAccounting** s) { return observers.make(k, s); });
   run.result = ex.result;
   run.executor = executor_name(ex.executor);
@@ -233,7 +243,7 @@ Result<RecordedRun> execute(const PreparedRun& prepared, const RunOptions& opts)
 Result<StepRun> execute_steps(const PreparedRun& prepared) {
   const Plan& plan = prepared.plan;
   std::unique_ptr<StepTable> table;
-  const Executed ex = execute_plan(plan, *prepared.cost, true, [&](ExecutorKind, StepAccounting**) {
+  const Executed ex = execute_plan(plan, *prepared.cost, FastExecutors{true, true}, [&](ExecutorKind, StepAccounting**) {
     table = std::make_unique<StepTable>(plan, nullptr);
     return std::vector<Observer*>{table.get()};
   });

@@ -49,14 +49,14 @@ Result<PreparedRun> prepare_run(const std::string& file, const std::vector<std::
 struct RunOptions {
   std::string out_dir;                                 // the folder to write
   std::optional<std::vector<std::string>> outputs;     // `--outputs` names; nullopt = bounded defaults
-  std::string executor = "auto";                       // auto | event | lockstep (when eligible)
+  std::string executor = "auto";                       // auto | event | lockstep | hybrid (when eligible)
   bool force = false;  // replace an earlier fleetsim run folder at out_dir (out_dir.h)
 };
 
 struct RecordedRun {
   RunResult result;
   StepStats steps;
-  std::string executor = "event";   // "lockstep" | "event"
+  std::string executor = "event";   // "lockstep" | "hybrid" | "event"
   std::string why_event;            // why the event executor ran, if it did
   TaxReport tax;
   std::string dir;

@@ -1,0 +1,282 @@
+// The hybrid executor's uniform stretch: which steps are uniform, running them
+// op by op over every rank (ComputeTime::add_all for compute, max arrival plus
+// cost for collectives), where the handover falls, and the run as a whole.
+#include "sim/exec/hybrid_executor.h"
+
+#include <algorithm>
+
+#include "sim/exec/event_executor.h"
+
+namespace fleetsim {
+
+namespace {
+
+constexpr int kMaxLaunchQueue = 64;
+constexpr size_t kWindowSteps = 8;  // simulated steps kept unreported at most
+constexpr int64_t kWatchdogPollNs = 100'000'000;  // the watchdog's check grid (watchdog.cc)
+
+bool rank_dependent(const Expr& e) {
+  for (size_t v = 0; v < static_cast<size_t>(Var::kCount); ++v) {
+    const auto var = static_cast<Var>(v);
+    if (var != Var::kStep && var != Var::kWorldSize && e.uses(var)) return true;
+  }
+  return false;
+}
+
+// Ops a uniform step may hold: each is enqueued without the CPU waiting.
+bool uniform_op(OpKind k) {
+  return k == OpKind::kCompute ||
+         (is_collective(k) && k != OpKind::kSend && k != OpKind::kRecv && k != OpKind::kBarrier);
+}
+
+}  // namespace
+
+Eligibility hybrid_eligible(const Plan& plan) {
+  Eligibility e;
+  const auto& job = plan.scenario.job;
+  int crashes = 0;
+  for (const Fault& f : plan.step_faults) crashes += f.kind == FaultKind::kCrash;
+  if (job.collective_model == CollectiveModel::kSteps) e.why = "collective_model: steps needs the event executor";
+  else if (!plan.link_faults.empty() || !plan.nic_faults.empty() || !plan.absent_ranks.empty())
+    e.why = "link, gpudirect, nic_affinity, nic_down and absent faults need the event executor";
+  else if (job.backend == CommBackend::kGloo) e.why = "backend gloo needs the event executor";
+  else if (crashes > 1) e.why = "more than one crash fault needs the event executor";
+  else if (job.launch_queue > kMaxLaunchQueue) e.why = "launch_queue above 64 needs the event executor";
+  else e.ok = true;
+  return e;
+}
+
+HybridSim::HybridSim(const Plan& plan, const CostModel& cost, const std::vector<Observer*>& observers,
+                     StepAccounting* accounting)
+    : plan_(plan), cost_(cost), obs_(observers), accounting_(accounting), compute_time_(plan), n_(plan.ranks) {
+  accounted_ = dynamic_cast<const Observer*>(accounting);
+  qcap_ = std::max(plan.scenario.job.launch_queue, 1) + 1;
+  ring_ = 2 * qcap_ + 3 * (static_cast<int64_t>(plan.ops.size()) + 1) + 8;
+  end_.assign(static_cast<size_t>(ring_) * static_cast<size_t>(n_), 0);
+  meta_.resize(static_cast<size_t>(ring_));
+  for (const Fault& f : plan.step_faults) first_fault_step_ = std::min(first_fault_step_, f.at_step);
+  for (const Fault& f : plan.op_faults) first_fault_step_ = std::min(first_fault_step_, f.at_step);
+  if (plan.scenario.job.watchdog) timeout_ns_ = plan.scenario.job.watchdog->ns;
+  bool used[kGroupKinds] = {};
+  for (const PlanOp& op : plan.ops)
+    if (uniform_op(op.kind) && op.kind != OpKind::kCompute) used[static_cast<size_t>(op.group)] = true;
+  groups_.resize(kGroupKinds);
+  for (int gi = 0; gi < kGroupKinds; ++gi) {
+    const auto g = static_cast<GroupKind>(gi);
+    if (!used[gi] || !plan.group_exists(g)) continue;
+    GroupLayout& L = groups_[static_cast<size_t>(gi)];
+    L.count = plan.group_count(g);
+    L.size = plan.group_size(g);
+    L.stride = g == GroupKind::kDp ? plan.tp : g == GroupKind::kPp ? plan.tp * plan.dp : 1;
+    L.shape_class.resize(static_cast<size_t>(L.count));
+    for (int i = 0; i < L.count; ++i) {  // instances of one shape share one cost per op
+      const GroupShape s = plan.group_shape(g, i);
+      size_t c = 0;
+      while (c < L.shapes.size() && !(L.shapes[c].ranks == s.ranks && L.shapes[c].nodes == s.nodes &&
+                                      L.shapes[c].ranks_per_node == s.ranks_per_node)) ++c;
+      if (c == L.shapes.size()) L.shapes.push_back(s);
+      FLEETSIM_CHECK(c < 65536);
+      L.shape_class[static_cast<size_t>(i)] = static_cast<uint16_t>(c);
+    }
+  }
+  op_cost_.resize(plan.ops.size());
+  for (size_t o = 0; o < plan.ops.size(); ++o) {
+    const PlanOp& op = plan.ops[o];
+    if (!uniform_op(op.kind) || op.kind == OpKind::kCompute || !plan.group_exists(op.group)) continue;
+    for (const GroupShape& s : groups_[static_cast<size_t>(op.group)].shapes)
+      op_cost_[o].push_back(cost.collective_time(op.kind, op.bytes, s).ns);
+  }
+}
+
+int HybridSim::first_member(GroupKind g, int instance) const {
+  switch (g) {
+    case GroupKind::kWorld: return 0;
+    case GroupKind::kTp: return instance * plan_.tp;
+    case GroupKind::kDp: return (instance / plan_.tp) * plan_.tp * plan_.dp + instance % plan_.tp;
+    case GroupKind::kPp: return instance;
+  }
+  return 0;
+}
+
+int64_t HybridSim::op_cost(uint32_t op, GroupKind g, int instance) const {
+  return op_cost_[op][groups_[static_cast<size_t>(g)].shape_class[static_cast<size_t>(instance)]];
+}
+
+// The ops (instruction, op) every rank runs at `step`, if the step is uniform:
+// no fault from this step on, every `when` with one value on every rank, only
+// compute and collectives that do not make the CPU wait, and at least one op.
+bool HybridSim::uniform_path(int64_t step, std::vector<std::pair<uint32_t, uint32_t>>* path) const {
+  path->clear();
+  if (step >= first_fault_step_) return false;
+  const VarValues vars0 = plan_.vars(0, step);
+  for (uint32_t pc = 0; pc < plan_.program.size();) {
+    const Instr& in = plan_.program[pc];
+    if (in.kind == InstrKind::kJump) { pc = in.target; continue; }
+    if (in.kind == InstrKind::kBranch) {
+      const Expr& e = plan_.exprs[in.index];
+      int64_t v = 0;
+      if (!e.eval(vars0, &v)) return false;  // the event executor reports it
+      if (rank_dependent(e)) {
+        for (int r = 1; r < n_; ++r) {
+          int64_t vr = 0;
+          if (!e.eval(plan_.vars(r, step), &vr) || (vr != 0) != (v != 0)) return false;
+        }
+      }
+      pc = v != 0 ? pc + 1 : in.target;
+      continue;
+    }
+    if (!uniform_op(plan_.ops[in.index].kind)) return false;
+    path->emplace_back(pc, in.index);
+    ++pc;
+  }
+  return !path->empty();
+}
+
+// A collective over every instance of its group: each member's GPU is free at
+// the max arrival plus the cost.
+void HybridSim::collective(uint32_t op, StepRec& rec) {
+  const GroupKind g = plan_.ops[op].group;
+  const GroupLayout& L = groups_[static_cast<size_t>(g)];
+  int64_t* clock = row(next_item_);
+  for (int inst = 0; inst < L.count; ++inst) {
+    const int base = first_member(g, inst);
+    const int stop = base + L.size * L.stride;
+    int64_t m = 0;
+    int last = base;
+    for (int r = base; r < stop; r += L.stride) {
+      if (clock[r] > m) {
+        m = clock[r];
+        last = r;
+      }
+    }
+    if (m > rec.last_arrival_ns || (m == rec.last_arrival_ns && last < rec.last_arrival_rank)) {
+      rec.last_arrival_ns = m;
+      rec.last_arrival_rank = last;
+    }
+    const int64_t done = m + op_cost_[op][L.shape_class[static_cast<size_t>(inst)]];
+    for (int r = base; r < stop; r += L.stride) {
+      rec.wait[static_cast<size_t>(r)] += m - clock[r];
+      clock[r] = done;
+    }
+  }
+}
+
+// Runs `step` over every rank, one ring row per item. False if the ring would
+// overwrite an item that an unreported step (or the handover) still needs.
+bool HybridSim::simulate_step(int64_t step, const std::vector<std::pair<uint32_t, uint32_t>>& path) {
+  if (window_.size() == kWindowSteps) return false;
+  if (spare_.empty()) spare_.emplace_back();
+  StepRec rec = std::move(spare_.back());
+  spare_.pop_back();
+  rec.step = step;
+  rec.first_item = next_item_;
+  rec.last_arrival_ns = -1;
+  rec.last_arrival_rank = -1;
+  rec.compute.assign(static_cast<size_t>(n_), 0);
+  rec.wait.assign(static_cast<size_t>(n_), 0);
+  const int64_t oldest_needed = (window_.empty() ? next_item_ : window_.front().first_item) - qcap_;
+  for (size_t i = 0; i <= path.size(); ++i) {
+    if (next_item_ - ring_ >= 0 && next_item_ - ring_ >= oldest_needed) return false;
+    ItemMeta& m = meta_[static_cast<size_t>(next_item_ % ring_)];
+    m = ItemMeta{};
+    m.step = step;
+    m.records = records_;
+    std::copy(std::begin(seq_), std::end(seq_), std::begin(m.seq));
+    if (next_item_ > 0) std::copy_n(row(next_item_ - 1), n_, row(next_item_));
+    else std::fill_n(row(0), n_, 0);
+    if (i == path.size()) {
+      m.kind = ItemKind::kStepMarker;
+      m.pc = static_cast<uint32_t>(plan_.program.size());
+    } else {
+      m.pc = path[i].first;
+      m.op = path[i].second;
+      if (plan_.ops[m.op].kind == OpKind::kCompute) {
+        compute_time_.add_all(step, m.op, row(next_item_), rec.compute.data());
+      } else {
+        m.kind = ItemKind::kCollective;
+        if (first_collective_ < 0) first_collective_ = next_item_;
+        collective(m.op, rec);
+        ++records_;
+        ++seq_[static_cast<size_t>(plan_.ops[m.op].group)];
+      }
+    }
+    // The first collective's enqueue arms the first watchdog check.
+    if (timeout_ns_ >= 0 && watchdog_at_ < 0 && first_collective_ >= 0 && next_item_ >= first_collective_ - qcap_) {
+      int64_t enq = INT64_MAX;
+      for (int r = 0; r < n_; ++r) enq = std::min(enq, end(first_collective_ - qcap_, r));
+      first_enqueue_ = enq;
+      watchdog_at_ = (enq + timeout_ns_ + kWatchdogPollNs - 1) / kWatchdogPollNs * kWatchdogPollNs;
+    }
+    ++next_item_;
+  }
+  rec.marker_item = next_item_ - 1;
+  window_.push_back(std::move(rec));
+  last_step_ = step;
+  return true;
+}
+
+// The earliest time a CPU issues the marker of the last simulated step and so
+// begins the next step: the GPU end of the item a launch queue before it.
+int64_t HybridSim::cpu_reaches_next_step() const {
+  const int64_t k = next_item_ - 1 - qcap_;
+  int64_t t = INT64_MAX;
+  for (int r = 0; r < n_; ++r) t = std::min(t, end(k, r));
+  return t;
+}
+
+// Reports, oldest first, the kept steps that every rank finished before `before_ns`.
+void HybridSim::feed_whole_steps(int64_t before_ns) {
+  size_t fed = 0;
+  for (; fed < window_.size(); ++fed) {
+    StepRec& rec = window_[fed];
+    int64_t last = 0;
+    for (int r = 0; r < n_; ++r) last = std::max(last, end(rec.marker_item, r));
+    if (last >= before_ns) break;
+    if (rec.last_arrival_rank >= 0) {
+      WorkRecord w;
+      w.rank = rec.last_arrival_rank;
+      w.step = rec.step;
+      w.started = SimTime{rec.last_arrival_ns};
+      for (Observer* o : obs_) o->on_work_started(w);
+    }
+    for (int r = 0; r < n_; ++r)
+      for (Observer* o : obs_)
+        if (o != accounted_) o->on_step_end(r, rec.step, SimTime{end(rec.marker_item, r)});
+    if (accounting_) accounting_->on_step_accounted(rec.step, rec.compute, rec.wait);
+    for (int64_t k = rec.first_item; k < rec.marker_item; ++k) {  // one event per kernel and per collective instance
+      const ItemMeta& m = meta(k);
+      fed_events_ += m.kind == ItemKind::kCompute
+                         ? static_cast<uint64_t>(n_)
+                         : static_cast<uint64_t>(groups_[static_cast<size_t>(plan_.ops[m.op].group)].count);
+    }
+  }
+  for (size_t i = 0; i < fed; ++i) spare_.push_back(std::move(window_[i]));
+  window_.erase(window_.begin(), window_.begin() + static_cast<std::ptrdiff_t>(fed));
+}
+
+bool HybridSim::run(RunResult* out) {
+  const int64_t steps = plan_.scenario.job.steps;
+  std::vector<std::pair<uint32_t, uint32_t>> path;
+  int64_t t = 0;  // the handover time: every event before it is accounted for
+  for (int64_t s = 1; s <= steps; ++s) {
+    if (!uniform_path(s, &path)) break;
+    if (!simulate_step(s, path)) return false;  // a step too long for the ring: events from the start
+    t = cpu_reaches_next_step();
+    if (watchdog_at_ >= 0 && t >= watchdog_at_) {  // no check may run before the handover
+      t = watchdog_at_;
+      break;
+    }
+    feed_whole_steps(t);
+  }
+  if (t <= 0) return false;
+  Handover h;
+  if (!hand_over(t, &h)) return false;
+  FleetSim sim(plan_, cost_, obs_);
+  sim.resume(h);
+  while (sim.step()) {
+  }
+  *out = sim.finish();
+  return out->errors.empty();
+}
+
+}  // namespace fleetsim

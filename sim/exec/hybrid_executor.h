@@ -1,0 +1,115 @@
+// The hybrid executor: runs a plan's uniform stretch (steps where every rank
+// runs the same compute and collectives, with no fault and no CPU wait) at
+// lockstep speed, keeping each rank's GPU end time of its last few launch-queue
+// items, then hands the event executor (FleetSim) the exact state it would have
+// reached by then (handover.h) and lets it run the rest. Observers see what
+// they would have seen under the event executor alone, in bulk for whole
+// steps; see docs/engine.md, "The hybrid executor", for why the outputs it
+// allows (summary, steps, model) come out byte-identical.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "fleetsim/engine.h"
+#include "sim/exec/handover.h"
+#include "sim/exec/lockstep_executor.h"
+#include "sim/model/compute_time.h"
+
+namespace fleetsim {
+
+// Whether the hybrid may run `plan` (it still falls back at run time if no
+// uniform stretch comes first). Not for: collective_model steps, link, NIC and
+// absent faults, job.backend gloo, more than one crash fault, launch_queue above 64.
+Eligibility hybrid_eligible(const Plan& plan);
+
+class HybridSim {
+ public:
+  // REQUIRES: hybrid_eligible(plan).ok; plan, cost, observers and accounting
+  // outlive the object. `accounting` (may be null) takes whole steps of the
+  // uniform stretch in place of per-op callbacks; when it is also one of the
+  // observers, that observer gets those steps only through it.
+  HybridSim(const Plan& plan, const CostModel& cost, const std::vector<Observer*>& observers,
+            StepAccounting* accounting);
+
+  // Runs to the end. False (observers may have seen part of the run) when the
+  // event executor must rerun it alone: step 1 is not uniform, a rank fell
+  // outside the kept history, or the run failed with an input error (whose
+  // rank, among several at one instant, only the event executor's order names).
+  bool run(RunResult* out);
+
+  // Steps the uniform stretch simulated without events (the handover falls in the last).
+  int64_t uniform_steps() const { return last_step_; }
+
+ private:
+  struct ItemMeta {  // one launch-queue item, the same on every rank in a uniform stretch
+    ItemKind kind = ItemKind::kCompute;
+    int64_t step = 0;
+    uint32_t op = 0;
+    uint32_t pc = 0;       // the op's instruction (program size for a step marker)
+    uint32_t records = 0;  // collectives issued before it
+    uint32_t seq[kGroupKinds] = {};  // of which on each group kind
+  };
+  struct StepRec {  // a simulated step not yet reported to the observers
+    int64_t step = 0;
+    int64_t first_item = 0, marker_item = 0;
+    int64_t last_arrival_ns = -1;
+    int last_arrival_rank = -1;
+    std::vector<int64_t> compute, wait;  // per rank (ns)
+  };
+  struct GroupLayout {
+    int count = 0, size = 0, stride = 1;
+    std::vector<uint16_t> shape_class;  // per instance
+    std::vector<GroupShape> shapes;     // per class
+  };
+
+  // hybrid_executor.cc: the uniform stretch.
+  bool uniform_path(int64_t step, std::vector<std::pair<uint32_t, uint32_t>>* path) const;
+  bool simulate_step(int64_t step, const std::vector<std::pair<uint32_t, uint32_t>>& path);
+  void collective(uint32_t op, StepRec& rec);
+  void feed_whole_steps(int64_t before_ns);
+  int64_t cpu_reaches_next_step() const;
+  int first_member(GroupKind g, int instance) const;
+  int64_t op_cost(uint32_t op, GroupKind g, int instance) const;
+  int64_t end(int64_t item, int r) const { return item < 0 ? 0 : end_[static_cast<size_t>(item % ring_) * n_ + static_cast<size_t>(r)]; }
+  int64_t* row(int64_t item) { return end_.data() + static_cast<size_t>(item % ring_) * n_; }
+  const ItemMeta& meta(int64_t item) const { return meta_[static_cast<size_t>(item % ring_)]; }
+  bool kept(int64_t item) const { return item >= next_item_ - ring_ && item < next_item_; }
+
+  // hybrid_handover.cc: the state at the handover and what observers saw before it.
+  bool hand_over(int64_t t, Handover* h);
+  bool build_rank(int r, int64_t t, Handover* h);
+  void add_pending(int64_t t, Handover* h);
+  void feed_partial_steps(int64_t t);
+  WorkRecord work(int r, int64_t item) const;
+  uint64_t events_before(int64_t t) const;
+
+  const Plan& plan_;
+  const CostModel& cost_;
+  std::vector<Observer*> obs_;
+  StepAccounting* accounting_;
+  const Observer* accounted_ = nullptr;  // the observer that is also accounting_, if any
+  ComputeTime compute_time_;
+  int n_ = 0;
+  int64_t qcap_ = 0;
+  int64_t ring_ = 0;                  // items kept per rank
+  std::vector<int64_t> end_;          // ring_ x n: each item's GPU end per rank (ns)
+  std::vector<ItemMeta> meta_;        // ring_
+  int64_t next_item_ = 0;             // items simulated so far
+  uint32_t records_ = 0;              // collectives so far
+  uint32_t seq_[kGroupKinds] = {};
+  std::vector<GroupLayout> groups_;   // per GroupKind
+  std::vector<std::vector<int64_t>> op_cost_;  // per plan op: cost per shape class
+  std::vector<StepRec> window_;       // simulated steps not yet fed, oldest first
+  std::vector<StepRec> spare_;        // their reusable buffers
+  int64_t first_fault_step_ = INT64_MAX;
+  int64_t timeout_ns_ = -1;
+  int64_t first_collective_ = -1;     // item index of the first collective
+  int64_t first_enqueue_ = -1;        // when the first collective is enqueued, once known
+  int64_t watchdog_at_ = -1;          // the first watchdog check, once known
+  uint64_t fed_events_ = 0;           // events of the steps fed whole
+  int64_t last_step_ = 0;
+  std::vector<int64_t> heads_;        // per rank at the handover: its queue's head item
+};
+
+}  // namespace fleetsim
