@@ -3,14 +3,12 @@
 // siblings. Bus bandwidth follows nccl-tests: busbw = algbw * 2(n-1)/n for all-reduce.
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "sim/diagnose/fr_analyzer.h"
 
 namespace fleetsim::diagnose {
 namespace {
-
-// (group key) -> seq -> rank -> entry, completed collectives only.
-using Aligned = std::map<std::string, std::map<int64_t, std::map<int, const FrEntry*>>>;
 
 struct GroupInfo {
   std::string name;
@@ -18,22 +16,65 @@ struct GroupInfo {
   std::vector<int> members;
 };
 
-Aligned align_completed(const std::map<int, FrDump>& dumps, std::map<std::string, GroupInfo>* info) {
+// One group instance's completed collectives, (seq, rank) ascending; a rank's later
+// entry for one seq replaces its earlier one.
+struct AlignedGroup {
+  GroupInfo info;
+  std::vector<std::tuple<int64_t, int, const FrEntry*>> at;
+};
+// By group key (pg name, then its members), completed collectives only.
+using Aligned = std::vector<AlignedGroup>;
+
+Aligned align_completed(const std::map<int, FrDump>& dumps) {
+  std::map<std::string, size_t> index;  // group key -> into `out`
   Aligned out;
   for (const auto& [rank, dump] : dumps) {
+    std::map<std::string, size_t> of_name;  // this dump's pg names -> into `out`, the key made once
     for (const FrEntry& e : dump.entries) {
       if (e.is_p2p || e.state != "completed" || e.collective_seq_id < 0) continue;
       const FrGroup* g = group_config(dump, e.pg_name);
-      std::vector<int> members = g ? g->ranks : std::vector<int>{};
-      const std::string key = e.pg_name + format_ranks(members);
-      GroupInfo& gi = (*info)[key];
-      gi.name = e.pg_name;
-      gi.desc = e.pg_desc.empty() && g ? g->desc : e.pg_desc;
-      gi.members = members;
-      out[key][e.collective_seq_id][rank] = &e;
+      auto named = of_name.find(e.pg_name);
+      if (named == of_name.end()) {
+        std::vector<int> members = g ? g->ranks : std::vector<int>{};
+        auto [it, fresh] = index.emplace(e.pg_name + format_ranks(members), out.size());
+        if (fresh) out.push_back({GroupInfo{e.pg_name, "", std::move(members)}, {}});
+        named = of_name.emplace(e.pg_name, it->second).first;
+      }
+      AlignedGroup& ag = out[named->second];
+      ag.info.desc = e.pg_desc.empty() && g ? g->desc : e.pg_desc;
+      ag.at.emplace_back(e.collective_seq_id, rank, &e);
     }
   }
-  return out;
+  for (AlignedGroup& ag : out) {
+    std::stable_sort(ag.at.begin(), ag.at.end(), [](const auto& a, const auto& b) {
+      return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+    });
+    // Keep the last of each (seq, rank): the map this replaces kept the last one written.
+    std::vector<std::tuple<int64_t, int, const FrEntry*>> kept;
+    for (size_t i = 0; i < ag.at.size(); ++i) {
+      if (i + 1 < ag.at.size() && std::get<0>(ag.at[i]) == std::get<0>(ag.at[i + 1]) &&
+          std::get<1>(ag.at[i]) == std::get<1>(ag.at[i + 1]))
+        continue;
+      kept.push_back(ag.at[i]);
+    }
+    ag.at = std::move(kept);
+  }
+  std::vector<std::pair<std::string, size_t>> order(index.begin(), index.end());
+  Aligned sorted;
+  for (const auto& [key, i] : order) sorted.push_back(std::move(out[i]));
+  return sorted;
+}
+
+// Calls f(seq, entries of that seq in rank order) for each seq of `ag`, ascending.
+template <class F>
+void for_each_seq(const AlignedGroup& ag, F&& f) {
+  std::vector<std::pair<int, const FrEntry*>> run;
+  for (size_t i = 0; i < ag.at.size();) {
+    const int64_t seq = std::get<0>(ag.at[i]);
+    run.clear();
+    for (; i < ag.at.size() && std::get<0>(ag.at[i]) == seq; ++i) run.emplace_back(std::get<1>(ag.at[i]), std::get<2>(ag.at[i]));
+    f(seq, run);
+  }
 }
 
 double dtype_bytes(const std::string& dtypes) {
@@ -61,26 +102,25 @@ double median(std::vector<double> v) {
 }  // namespace
 
 std::optional<LateArriver> find_late_arriver(const std::map<int, FrDump>& dumps) {
-  std::map<std::string, GroupInfo> info;
-  const Aligned aligned = align_completed(dumps, &info);
+  const Aligned aligned = align_completed(dumps);
   std::map<int, int> late;
   std::map<int, double> lag_ms;
   int compared = 0;
-  for (const auto& [key, seqs] : aligned) {
-    for (const auto& [seq, at] : seqs) {
-      if (at.size() < 2) continue;
+  for (const AlignedGroup& ag : aligned) {
+    for_each_seq(ag, [&](int64_t, const std::vector<std::pair<int, const FrEntry*>>& at) {
+      if (at.size() < 2) return;
       std::vector<std::pair<int64_t, int>> starts;
       for (const auto& [r, e] : at) {
         if (e->time_discovered_started_ns > 0) starts.emplace_back(e->time_discovered_started_ns, r);
       }
-      if (starts.size() != at.size()) continue;
+      if (starts.size() != at.size()) return;
       std::sort(starts.begin(), starts.end());
       ++compared;
       const int64_t gap = starts.back().first - starts[starts.size() - 2].first;
-      if (gap <= 0) continue;  // a tie: nobody is last
+      if (gap <= 0) return;  // a tie: nobody is last
       ++late[starts.back().second];
       lag_ms[starts.back().second] += static_cast<double>(gap) / 1e6;
-    }
+    });
   }
   LateArriver best;
   for (const auto& [r, n] : late) {
@@ -97,12 +137,11 @@ std::optional<LateArriver> find_late_arriver(const std::map<int, FrDump>& dumps)
 }
 
 std::optional<SlowGroup> find_slow_group(const std::map<int, FrDump>& dumps) {
-  std::map<std::string, GroupInfo> info;
-  const Aligned aligned = align_completed(dumps, &info);
-  std::map<std::string, double> busbw;  // per group key, GB/s
-  for (const auto& [key, seqs] : aligned) {
+  const Aligned aligned = align_completed(dumps);
+  std::map<size_t, double> busbw;  // per group (index into `aligned`, in key order), GB/s
+  for (size_t key = 0; key < aligned.size(); ++key) {
     std::vector<double> samples;
-    for (const auto& [seq, at] : seqs) {
+    for_each_seq(aligned[key], [&](int64_t, const std::vector<std::pair<int, const FrEntry*>>& at) {
       double fastest_ms = 0;
       const FrEntry* any = nullptr;
       for (const auto& [r, e] : at) {
@@ -110,19 +149,19 @@ std::optional<SlowGroup> find_slow_group(const std::map<int, FrDump>& dumps) {
         if (!any || *e->duration_ms < fastest_ms) fastest_ms = *e->duration_ms;
         any = e;
       }
-      if (!any || any->input_numel <= 0) continue;
+      if (!any || any->input_numel <= 0) return;
       const double bytes = static_cast<double>(any->input_numel) * dtype_bytes(any->input_dtypes);
-      const double n = static_cast<double>(std::max<size_t>(info[key].members.size(), at.size()));
+      const double n = static_cast<double>(std::max<size_t>(aligned[key].info.members.size(), at.size()));
       samples.push_back(bytes / (fastest_ms * 1e6) * bus_factor(any->profiling_name, n));
-    }
+    });
     if (!samples.empty()) busbw[key] = median(samples);
   }
   std::optional<SlowGroup> worst;
   for (const auto& [key, bw] : busbw) {
     std::vector<double> siblings;
     for (const auto& [k2, bw2] : busbw) {
-      const bool same_kind = info[k2].desc == info[key].desc &&
-                             (!info[key].desc.empty() || info[k2].name == info[key].name);
+      const bool same_kind = aligned[k2].info.desc == aligned[key].info.desc &&
+                             (!aligned[key].info.desc.empty() || aligned[k2].info.name == aligned[key].info.name);
       if (k2 != key && same_kind) {
         siblings.push_back(bw2);
       }
@@ -131,9 +170,9 @@ std::optional<SlowGroup> find_slow_group(const std::map<int, FrDump>& dumps) {
     if (siblings.empty() || bw >= 0.5 * peer) continue;
     if (worst && bw / peer >= worst->busbw_gbps / worst->sibling_busbw_gbps) continue;
     SlowGroup g;
-    g.pg_name = info[key].name;
-    g.pg_desc = info[key].desc;
-    g.members = info[key].members;
+    g.pg_name = aligned[key].info.name;
+    g.pg_desc = aligned[key].info.desc;
+    g.members = aligned[key].info.members;
     g.busbw_gbps = bw;
     g.sibling_busbw_gbps = peer;
     worst = g;

@@ -52,11 +52,14 @@ std::map<std::pair<std::string, std::string>, Timed> time_instances(const std::m
   struct At { double min_ms = 0; size_t seen = 0; const FrEntry* e = nullptr; std::vector<int> members; };
   std::map<std::pair<std::string, int64_t>, At> by_seq;
   for (const auto& [rank, dump] : dumps) {
+    std::map<std::string, std::string> key_of;  // pg name -> pg name + members, made once per dump
     for (const FrEntry& e : dump.entries) {
       if (e.is_p2p || e.state != "completed" || e.collective_seq_id < 0 || !e.duration_ms) continue;
       auto g = dump.groups.find(e.pg_name);
       if (g == dump.groups.end() || g->second.ranks.empty()) continue;
-      At& at = by_seq[{e.pg_name + format_ranks(g->second.ranks), e.collective_seq_id}];
+      auto key = key_of.find(e.pg_name);
+      if (key == key_of.end()) key = key_of.emplace(e.pg_name, e.pg_name + format_ranks(g->second.ranks)).first;
+      At& at = by_seq[{key->second, e.collective_seq_id}];
       if (!at.e || *e.duration_ms < at.min_ms) at.min_ms = *e.duration_ms;
       if (!at.e) at.e = &e, at.members = g->second.ranks;
       ++at.seen;

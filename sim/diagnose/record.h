@@ -179,5 +179,10 @@ SourceLoc loc_from_offset(const std::string& text, size_t byte, const std::strin
 // or dumps that contradict each other (two for one rank, a rank outside the
 // world, two world sizes or group layouts: dumps of two jobs in one folder).
 Result<Record> read_record(const std::string& dir);
+// As read_record, the dumps parsed by `threads` threads (1: this one alone). The
+// record, and the error on bad input, are the same whatever the count.
+Result<Record> read_record(const std::string& dir, int threads);
+// The threads read_record uses: the machine's hardware threads, 1 to 16.
+int default_read_threads();
 
 }  // namespace fleetsim::diagnose

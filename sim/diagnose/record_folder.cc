@@ -1,15 +1,19 @@
 // Walks a folder and fills a Record: summary.json, telemetry.csv, steps.csv, job.log
 // and the flight-recorder dumps (under fr/ in a RunRecord, or loose in the folder or a
-// folder per host as PyTorch writes them: dump_files.cc). CSV columns are found by
+// folder per host as PyTorch writes them: dump_files.cc), parsed on several threads. CSV columns are found by
 // their header names. Each file must be a regular file within its cap
 // (fleetsim/file_read.h); an entry that cannot be read (a symlink loop, no
 // permission) is a one-line error naming it.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -267,27 +271,64 @@ std::optional<Diagnostic> contradiction(const FrDump& d, const Record& rec, cons
   return std::nullopt;
 }
 
-// Each dump is read whole, parsed and let go before the next: the record keeps
-// only the parsed FrDump.
-std::optional<Diagnostic> read_dumps(const fs::path& dir, Record& rec) {
+// One dump file read and parsed.
+Result<FrDump> read_dump_file(const std::string& p) {
+  Result<std::string> bytes = read_file_capped(p, kRecordJsonMax, "flight-recorder dump");
+  if (!bytes) return bytes.errors();
+  return parse_fr_dump(*bytes, p, rank_from_file_name(fs::path(p).filename().string()).value_or(-1));
+}
+
+// The dumps are parsed by `threads` workers, each file read whole, parsed and its
+// bytes let go; this thread takes the results in path order, as they come, and
+// checks and files them one by one, so the record (and the first error) is the
+// same whatever the thread count.
+std::optional<Diagnostic> read_dumps(const fs::path& dir, Record& rec, int threads) {
   Result<std::vector<std::string>> files = find_dump_files(dir.string());
   if (!files) return files.errors().front();
+  const size_t n = files->size();
+  std::vector<std::optional<Result<FrDump>>> parsed(n);
+  std::mutex mu;
+  std::condition_variable ready;
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
+  auto work = [&] {
+    for (size_t i = next++; i < n && !stop; i = next++) {
+      Result<FrDump> dump = read_dump_file((*files)[i]);
+      std::lock_guard<std::mutex> lock(mu);
+      parsed[i].emplace(std::move(dump));
+      ready.notify_all();
+    }
+  };
+  const size_t workers = std::min<size_t>(n, static_cast<size_t>(std::max(threads, 1)));
+  std::vector<std::thread> pool;
+  for (size_t w = 1; w < workers; ++w) pool.emplace_back(work);
+  if (workers <= 1) work();  // one thread: this one parses, then files below
+  std::optional<Diagnostic> err;
   const FrDump* first = nullptr;
-  ProgressMeter meter("diagnose", "dumps", static_cast<int64_t>(files->size()));
-  for (const std::string& p : *files) {
-    meter.update(static_cast<int64_t>(rec.dumps.size()));
-    Result<FrDump> dump = [&]() -> Result<FrDump> {
-      Result<std::string> bytes = read_file_capped(p, kRecordJsonMax, "flight-recorder dump");
-      if (!bytes) return bytes.errors();
-      return parse_fr_dump(*bytes, p, rank_from_file_name(fs::path(p).filename().string()).value_or(-1));
-    }();
-    if (!dump) return dump.errors().front();
-    if (auto err = contradiction(*dump, rec, first ? first : &*dump)) return err;
-    rec.files.push_back(p);
-    auto placed = rec.dumps.emplace(dump->rank, std::move(*dump));
-    if (!first) first = &placed.first->second;
+  ProgressMeter meter("diagnose", "dumps", static_cast<int64_t>(n));
+  for (size_t i = 0; i < n && !err; ++i) {
+    meter.update(static_cast<int64_t>(i));
+    std::optional<Result<FrDump>> got;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      ready.wait(lock, [&] { return parsed[i].has_value(); });
+      got = std::move(parsed[i]);
+      parsed[i].reset();
+    }
+    Result<FrDump>& dump = *got;
+    if (!dump) {
+      err = dump.errors().front();
+    } else if (auto bad = contradiction(*dump, rec, first ? first : &*dump)) {
+      err = bad;
+    } else {
+      rec.files.push_back((*files)[i]);
+      auto placed = rec.dumps.emplace(dump->rank, std::move(*dump));
+      if (!first) first = &placed.first->second;
+    }
   }
-  return std::nullopt;
+  stop = true;
+  for (std::thread& t : pool) t.join();
+  return err;
 }
 
 // Instants `"name":"fault: stall in X"` on a rank's cpu thread (tid 0). The trace
@@ -344,7 +385,14 @@ std::optional<Diagnostic> read_other_logs(const fs::path& dir, Record& rec) {
 
 }  // namespace
 
-Result<Record> read_record(const std::string& dir) {
+Result<Record> read_record(const std::string& dir) { return read_record(dir, default_read_threads()); }
+
+int default_read_threads() {
+  const unsigned n = std::thread::hardware_concurrency();
+  return static_cast<int>(std::clamp(n, 1u, 16u));
+}
+
+Result<Record> read_record(const std::string& dir, int threads) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return folder_error(dir, "not a readable folder");
   Record rec;
@@ -391,7 +439,7 @@ Result<Record> read_record(const std::string& dir) {
     rec.cpu_stuck = std::move(*t);
   }
   const fs::path fr_dir = fs::is_directory(root / "fr", ec) ? root / "fr" : root;
-  if (std::optional<Diagnostic> err = read_dumps(fr_dir, rec)) return *err;
+  if (std::optional<Diagnostic> err = read_dumps(fr_dir, rec, threads)) return *err;
   if (rec.files.empty()) {
     return folder_error(dir, "nothing to diagnose: no summary.json, telemetry.csv, steps.csv, "
                              "job.log or flight-recorder dumps (looked for pickle or JSON dumps in the folder, "
