@@ -188,7 +188,7 @@ void register_collectives_command(CLI::App& app, int* exit_code) {
   sub->add_option("--step-factor,-f", args->step_factor, "Size multiplier between rows (nccl-tests' -f)");
   sub->add_option("--algo", args->algo, "NCCL_ALGO list, e.g. ring,tree or ^nvls");
   sub->add_option("--proto", args->proto, "NCCL_PROTO list, e.g. ll,ll128 or ^ll128");
-  sub->add_option("--nccl-version", args->version, "NCCL release whose constants to use (2.19 ... 2.30)");
+  sub->add_option("--nccl-version", args->version, "NCCL release whose constants to use (2.18 ... 2.30)");
   sub->add_option("--dtype", args->dtype, "Element type (float, half, bfloat16, double, int8, ...)");
   sub->add_option("--format", args->format, "table (nccl-tests style) or csv");
   sub->add_option("--timing", args->timing, "exec (execution model, default) or tuning (NCCL's own lat + S/bw)");

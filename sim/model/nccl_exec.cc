@@ -16,6 +16,14 @@ namespace {
 constexpr int kTree = 0, kRing = 1, kCnd = 2, kCnc = 3, kNvls = 4, kNvlsTree = 5;
 constexpr int kLL = 0, kSimple = 2;
 constexpr int64_t kKiB = 1024;
+// Ring LL / LL128 chunking of NCCL <= 2.19 (all_reduce.h, all_gather.h, prims_ll*.h):
+// the minimum chunk is 8 B of data per LL thread and, for LL128, 8 lines of
+// 120 B per 16 threads, halved ("makes performance much, much smoother"): 30 B
+// per thread. The largest chunk is one buffer step of data: 32 KiB (LL), 576,000 B (LL128).
+constexpr double kLLMinChunkPerThread = 8;
+constexpr double kLL128MinChunkPerThread = 30;
+constexpr double kLLChunkBytes = 32 * 1024;
+constexpr double kLL128ChunkBytes = 576000;
 
 int floor_log2(int v) {
   int r = 0;
@@ -79,6 +87,18 @@ int channels_used(const ExecTerms& x, int channels, int algo, int proto, int64_t
   return static_cast<int>(std::clamp(fit, 1.0, static_cast<double>(channels)));
 }
 
+int ring_active_channels(const ExecTerms& x, int channels, int proto, Coll coll, int64_t bytes, int ranks) {
+  if (proto == kSimple || channels <= 1) return channels;
+  // Bytes one rank contributes to the loop: its piece of an all-reduce, all-gather
+  // or reduce-scatter; the whole buffer of a broadcast or reduce.
+  const bool whole = coll == Coll::kBroadcast || coll == Coll::kReduce;
+  const double piece = static_cast<double>(bytes) / (whole ? 1 : std::max(1, ranks));
+  const double min_chunk = x.ring_threads[proto] * (proto == kLL ? kLLMinChunkPerThread : kLL128MinChunkPerThread);
+  const double max_chunk = proto == kLL ? kLLChunkBytes : kLL128ChunkBytes;
+  const double chunk = std::min(max_chunk, std::ceil(piece / (channels * min_chunk)) * min_chunk);
+  return static_cast<int>(std::clamp(std::ceil(piece / chunk), 1.0, static_cast<double>(channels)));
+}
+
 int64_t nvls_chunk_bytes(const ExecTerms& x, int64_t bytes, int channels, int heads) {
   const int64_t conc = int64_t{std::max(1, channels)} * std::max(1, heads);
   int64_t chunk = static_cast<int64_t>(x.nvls_chunk_bytes);
@@ -96,8 +116,10 @@ double exec_time_us(const Table& t, const Fabric& f, const Graphs& g, const Cons
   const double launch = x.launch_us_per_gpu * std::max(0, gpus_per_thread - 1);
   if (a == kNvls || a == kNvlsTree) return launch + nvls_time_us(parts, f, g, c, x, coll, a, bytes, s);
   const int nch = std::max(1, graph_for(g, a).channels);
-  const int used = channels_used(x, nch, a, p, bytes, s.ranks);
-  const double bw = parts.bw_GBps * used / nch;
+  int used = channels_used(x, nch, a, p, bytes, s.ranks);
+  if (a == kRing && c.ring_min_chunk) used = ring_active_channels(x, used, p, coll, bytes, s.ranks);
+  // Each channel keeps its own rate; an absolute cap (llMaxBws) still bounds the sum.
+  const double bw = std::min(parts.bw_GBps, parts.bw_raw_GBps * used / nch);
   return launch + parts.lat_us + static_cast<double>(bytes) / (1000.0 * bw);
 }
 

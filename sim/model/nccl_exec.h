@@ -54,6 +54,12 @@ ExecTerms exec_terms_for(GpuArch arch);
 // `channels`, at least 1.
 int channels_used(const ExecTerms& x, int channels, int algo, int proto, int64_t bytes, int ranks);
 
+// Channels that carry data when NCCL <= 2.19 runs a Ring LL/LL128 op of
+// `bytes` on `channels`: each channel takes ranks x chunk bytes, and a chunk is
+// a whole number of per-thread minimum chunks, so a mid-size op leaves the last
+// channels empty [src: v2.19 and older all_reduce.h / all_gather.h]. Simple: `channels`.
+int ring_active_channels(const ExecTerms& x, int channels, int proto, Coll coll, int64_t bytes, int ranks);
+
 // NVLS chunk NCCL picks for `bytes` on `channels` x `heads` (enqueue.cc
 // calcCollChunking, single-node unregistered buffers) [src].
 int64_t nvls_chunk_bytes(const ExecTerms& x, int64_t bytes, int channels, int heads);

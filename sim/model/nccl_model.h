@@ -50,6 +50,9 @@ std::string parse_proto_list(std::string_view text, uint32_t* mask);
 struct Table {
   std::array<std::array<double, kNumProtos>, kNumAlgos> lat_us{};
   std::array<std::array<double, kNumProtos>, kNumAlgos> bw_GBps{};
+  // The same bandwidth before the absolute LL caps (llMaxBws): what scales
+  // with the channels an op really uses (nccl_exec.h). >= bw_GBps.
+  std::array<std::array<double, kNumProtos>, kNumAlgos> bw_raw_GBps{};
 };
 
 // One (algorithm, protocol) for one size: what NCCL_DEBUG=TUNING would print.
@@ -74,6 +77,7 @@ struct TimeParts {
   bool ok = false;  // false: the entry is disabled
   double lat_us = 0;
   double bw_GBps = 0;
+  double bw_raw_GBps = 0;  // bw_GBps before the absolute LL caps (Table::bw_raw_GBps)
 };
 TimeParts algo_time_parts(const Table& t, const Fabric& f, const Graphs& g, const Constants& c, Coll coll,
                           Algo a, Proto p, int64_t bytes, const GroupShape& s);

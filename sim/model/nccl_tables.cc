@@ -1,6 +1,6 @@
 // NCCL tuning constants per release. The 2.30 set is transcribed from the
 // tables of NCCL 2.30.7's src/graph/tuning.cc;
-// older sets apply the constants' changes between releases (2.19.1,
+// older sets apply the constants' changes between releases (2.18, 2.19.1,
 // 2.21.5, 2.23.4, 2.28.9, 2.29.7 commits). Facts only; no NCCL code.
 #include "sim/model/nccl_tables.h"
 
@@ -88,7 +88,7 @@ std::optional<Version> parse_version(std::string_view s) {
 
 std::optional<Constants> constants_for_version(std::string_view text) {
   const auto v = parse_version(text);
-  if (!v || v->major != 2 || v->minor < 19 || v->minor > 99) return std::nullopt;
+  if (!v || v->major != 2 || v->minor < 18 || v->minor > 99) return std::nullopt;
   Constants c = constants_2_30();
   char label[32];
   if (v->has_patch) {
@@ -111,6 +111,15 @@ std::optional<Constants> constants_for_version(std::string_view text) {
   if (v->minor < 21) {
     c.hw_lat_us[kNvl][kNvls][kSimple] = 23;
     c.hw_lat_us[kNvl][kNvlsTree][kSimple] = 23;
+  }
+  if (v->minor < 20) c.ring_min_chunk = true;
+  if (v->minor < 19) {
+    // 2.18's tuning.cc: Ring LL at a quarter (a third) of the bus, LL128 x0.7
+    // with one GPU per node, and the Hopper one-node LL cap still Ampere's.
+    c.ring_ll_fraction = 0.25;
+    c.ring_ll_fraction_other_one_node = 1.0 / 3.0;
+    c.ring_ll128_one_ppn = 0.7;
+    c.ll_max_bw[static_cast<int>(GpuArch::kHopper)] = {87.7, 22.5, 19.0};
   }
   return c;
 }

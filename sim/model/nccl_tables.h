@@ -1,7 +1,7 @@
 // NCCL's tuning constants (src/graph/tuning.cc, ncclTunerConstantsDefaults) as
 // plain data, one set per NCCL release range. Transcribed from the tables in
 // NCCL 2.30.7's src/graph/tuning.cc (@ 5067397c) and the constants' changes
-// in earlier releases (2.19.1 f9c3dc25, 2.21.5, 2.23.4, 2.28.9 dbc86fd0).
+// in earlier releases (2.18, 2.19.1 f9c3dc25, 2.21.5, 2.23.4, 2.28.9 dbc86fd0).
 #pragma once
 
 #include <array>
@@ -55,14 +55,25 @@ struct Constants {
   std::array<std::array<double, 24>, kNumProtos> tree_correction{};
   NvlsModel nvls_model = NvlsModel::kEfficiency;
   bool has_pat = true;                  // PAT exists from 2.23
+  // Ring LL bus bandwidth = this fraction of nChannels x bw (then llMaxBws):
+  // 0.5 from 2.19; through 2.18 1/4 for all-reduce, reduce and multi-node
+  // rings and 1/3 for the other collectives on one node.
+  double ring_ll_fraction = 0.5;
+  double ring_ll_fraction_other_one_node = 0.5;
+  // Through 2.18 Ring LL128 with one GPU per node ran at 0.7 (not 0.92) of busBw.
+  double ring_ll128_one_ppn = 0.92;
+  // Through 2.19 the Ring LL and LL128 kernels round each chunk up to a
+  // per-thread minimum, so a mid-size op fills fewer channels than it has
+  // (nccl_exec.h, ring_active_channels); 2.20 dropped the minimum.
+  bool ring_min_chunk = false;
 };
 
 // Constants for an NCCL version string: "2.30", "2.28.9", "2.19.3", ... Supported
-// range 2.19 ... 2.30 (later versions use the 2.30 set). nullopt if unparsable
+// range 2.18 ... 2.30 (later versions use the 2.30 set). nullopt if unparsable
 // or out of range.
 std::optional<Constants> constants_for_version(std::string_view version);
 
-// The versions accepted, for error messages: "2.19 ... 2.30".
-inline constexpr const char* kSupportedVersions = "2.19 ... 2.30 (e.g. 2.30, 2.28.9, 2.21, 2.19)";
+// The versions accepted, for error messages: "2.18 ... 2.30".
+inline constexpr const char* kSupportedVersions = "2.18 ... 2.30 (e.g. 2.30, 2.28.9, 2.21, 2.18)";
 
 }  // namespace fleetsim::nccl

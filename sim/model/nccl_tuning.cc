@@ -82,9 +82,10 @@ double nvls_channel_bw(const Constants& c, const Fabric& f, const Graph& gr, Col
   return bw;
 }
 
-// Bus bandwidth of one entry, before the bus -> algorithm conversion.
+// Bus bandwidth of one entry, before the bus -> algorithm conversion; `raw`
+// (optional) gets it without the absolute LL caps.
 double bus_bw(const Fabric& f, const Graphs& g, const Constants& c, Coll coll, int a, int p,
-              const GroupShape& s) {
+              const GroupShape& s, double* raw) {
   const int arch = static_cast<int>(f.arch);
   const int idx2 = s.nodes <= 2 ? s.nodes - 1 : 2;
   const double ll_max = s.nodes == 1 ? c.ll_max_bw[arch][0]
@@ -98,11 +99,22 @@ double bus_bw(const Fabric& f, const Graphs& g, const Constants& c, Coll coll, i
     bw = nvls_channel_bw(c, f, gr, coll, a, s, idx2);
   }
   double bus = nch * bw;
-  if (a == kRing && p == kLL) bus = std::min(ll_max, 0.5 * bus);
-  if (a == kRing && p == kLL128) bus = std::min(0.92 * bus, nch * c.per_ch_max_ring_ll128_bw[arch][idx2]);
+  double uncapped = -1;  // set where an absolute LL cap applies
+  if (a == kRing && p == kLL) {
+    const bool quarter = s.nodes > 1 || coll == Coll::kAllReduce || coll == Coll::kReduce;
+    uncapped = bus * (quarter ? c.ring_ll_fraction : c.ring_ll_fraction_other_one_node);
+    bus = std::min(ll_max, uncapped);
+  }
+  if (a == kRing && p == kLL128) {
+    const double eff = s.ranks_per_node < 2 ? c.ring_ll128_one_ppn : 0.92;
+    bus = std::min(eff * bus, nch * c.per_ch_max_ring_ll128_bw[arch][idx2]);
+  }
   if (a == kTree) {
     bus = std::min(0.92 * bus, nch * c.per_ch_max_tree_bw[arch][idx2]);
-    if (p == kLL) bus = std::min(bus / 3.8, ll_max);
+    if (p == kLL) {
+      uncapped = bus / 3.8;
+      bus = std::min(uncapped, ll_max);
+    }
     if (p == kLL128) {
       bus = std::min(bus * (s.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
                      nch * c.per_ch_max_tree_ll128_bw[arch][idx2]);
@@ -110,6 +122,7 @@ double bus_bw(const Fabric& f, const Graphs& g, const Constants& c, Coll coll, i
     if (g.tree_is_real_tree) bus *= 0.85;
   }
   if (a == kPat) bus *= 0.75;
+  if (raw != nullptr) *raw = std::max(bus, uncapped);
   if (a == kCnd) {
     const double ppn = s.ranks_per_node;
     if (is_ag_rs(coll)) {
@@ -176,9 +189,12 @@ Table tuning_table(const Fabric& f, const Graphs& g, const Constants& c, Coll co
   for (int a = 0; a < kNumAlgos; ++a) {
     for (int p = 0; p < kNumProtos; ++p) {
       if (!offered(f, c, coll, a, p, s)) continue;
-      const double bw = bus_bw(f, g, c, coll, a, p, s) * alg_ratio(c, coll, a, s.ranks);
+      double raw_bus = 0;
+      const double ratio = alg_ratio(c, coll, a, s.ranks);
+      const double bw = bus_bw(f, g, c, coll, a, p, s, &raw_bus) * ratio;
       if (!(bw > 0)) continue;
       t.bw_GBps[a][p] = bw;
+      t.bw_raw_GBps[a][p] = raw_bus * ratio;
       t.lat_us[a][p] = latency_us(f, c, coll, a, p, s);
     }
   }
@@ -202,7 +218,11 @@ TimeParts algo_time_parts(const Table& t, const Fabric& f, const Graphs& g, cons
   double lat = t.lat_us[a][p];
   const int k = log2i(bytes >> 6);
   const bool tree_like = a == kTree || (a == kNvlsTree && f.arch == GpuArch::kBlackwell);
-  if (coll == Coll::kAllReduce && tree_like && k >= 0 && k < 23) bw *= c.tree_correction[p][k];
+  double raw = std::max(bw, t.bw_raw_GBps[a][p]);
+  if (coll == Coll::kAllReduce && tree_like && k >= 0 && k < 23) {
+    bw *= c.tree_correction[p][k];
+    raw *= c.tree_correction[p][k];
+  }
   const int64_t per_channel_rank = bytes / std::max<int64_t>(1, int64_t{g.ring.channels} * s.ranks);
   if (a == kRing && p == kSimple && s.nodes > 1 && coll == Coll::kAllReduce && per_channel_rank >= 64) {
     lat *= f.arch >= GpuArch::kAmpere ? 1.4 : 1.9;  // plateau effect of ring
@@ -210,6 +230,7 @@ TimeParts algo_time_parts(const Table& t, const Fabric& f, const Graphs& g, cons
   parts.ok = true;
   parts.lat_us = lat;
   parts.bw_GBps = bw;
+  parts.bw_raw_GBps = raw;
   return parts;
 }
 

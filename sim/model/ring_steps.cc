@@ -107,14 +107,17 @@ StepSchedule ring_schedule(const Model& model, const StepRequest& req, Proto pro
   const Table t = tuning_table(f, g, k, req.coll, s);
   const double alg_bw = t.bw_GBps[kRingAlgo][p];
   FLEETSIM_CHECK(alg_bw > 0);
-  // NCCL runs a small op on fewer channels (nccl_exec.h channels_used); each
-  // keeps the per-channel rate of the full graph.
+  // NCCL runs a small op on fewer channels (nccl_exec.h channels_used, and
+  // ring_active_channels up to 2.19); each keeps the per-channel rate of the
+  // full graph, while an absolute LL cap still bounds their sum.
   const int graph_channels = std::max(1, g.ring.channels);
   out.channels = channels_used(f.exec, graph_channels, kRingAlgo, p, req.bytes, n);
+  if (k.ring_min_chunk) out.channels = ring_active_channels(f.exec, out.channels, p, req.coll, req.bytes, n);
   const double to_bus = static_cast<double>(nccl_nsteps(req.coll, n)) / n;
   auto channel_rate = [&](const Table& tt) {  // GB/s one channel moves on one hop
-    const double a = tt.bw_GBps[kRingAlgo][p];
-    return (a > 0 ? a : alg_bw) * to_bus / graph_channels;
+    const double a = tt.bw_GBps[kRingAlgo][p] > 0 ? tt.bw_GBps[kRingAlgo][p] : alg_bw;
+    const double raw = std::max(a, tt.bw_raw_GBps[kRingAlgo][p]);
+    return std::min(a, raw * out.channels / graph_channels) * to_bus / out.channels;
   };
   const double bytes = static_cast<double>(req.bytes);
   const double lat_us = algo_time_us(t, f, g, k, req.coll, Algo::kRing, proto, req.bytes, s) - bytes / (1000.0 * alg_bw);

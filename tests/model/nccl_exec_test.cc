@@ -3,6 +3,8 @@
 // way it should (so a calibration fitting them sees a response).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "sim/model/nccl_model.h"
 
 namespace fleetsim::nccl {
@@ -74,6 +76,56 @@ TEST(NcclExec, SmallRingOpsUseFewerChannels) {
   EXPECT_NEAR(a.time_us, b.time_us, 1e-6);
   const Estimate full = estimate(*f, 1 * kMiB);  // 24 channels: NCCL's own estimate
   EXPECT_NEAR(full.time_us, full.tuning_us, 1e-9);
+}
+
+// NCCL <= 2.19 rounds Ring LL/LL128 chunks up to a per-thread minimum, so a
+// mid-size op leaves channels empty: LL128 on 8 ranks x 24 channels fills 14
+// at 2 and 4 MiB, 19 at 8 MiB, 22 at 16 MiB; LL's 4 KiB minimum fills 16 at 1 MiB.
+TEST(NcclExec, OldRingMinimumChunkLeavesChannelsEmpty) {
+  const ExecTerms x;
+  EXPECT_EQ(ring_active_channels(x, 24, kLL128, Coll::kAllReduce, 2 * kMiB, 8), 14);
+  EXPECT_EQ(ring_active_channels(x, 24, kLL128, Coll::kAllReduce, 4 * kMiB, 8), 14);
+  EXPECT_EQ(ring_active_channels(x, 24, kLL128, Coll::kAllReduce, 8 * kMiB, 8), 19);
+  EXPECT_EQ(ring_active_channels(x, 24, kLL128, Coll::kAllReduce, 16 * kMiB, 8), 22);
+  EXPECT_EQ(ring_active_channels(x, 24, kLL128, Coll::kAllReduce, 1 * kGiB, 8), 24);
+  EXPECT_EQ(ring_active_channels(x, 24, kLL, Coll::kAllReduce, 1 * kMiB, 8), 16);
+  EXPECT_EQ(ring_active_channels(x, 24, kSimple, Coll::kAllReduce, 2 * kMiB, 8), 24);
+  // The rule is 2.19's and older: the same A100 op is slower under 2.19 than 2.20.
+  auto f = fabric_preset("dgx-a100");
+  ASSERT_TRUE(f.has_value());
+  Options o19, o20;
+  o19.version = "2.19";
+  o20.version = "2.20";
+  o19.proto = o20.proto = "ll128";
+  o19.algo = o20.algo = "ring";
+  auto m19 = Model::create(*f, o19), m20 = Model::create(*f, o20);
+  ASSERT_TRUE(m19.ok() && m20.ok());
+  const Estimate e19 = m19->estimate(Coll::kAllReduce, 4 * kMiB, m19->full_shape());
+  const Estimate e20 = m20->estimate(Coll::kAllReduce, 4 * kMiB, m20->full_shape());
+  EXPECT_NEAR(e19.tuning_us, e20.tuning_us, 1e-9);
+  EXPECT_GT(e19.time_us, e20.time_us + 10.0);
+}
+
+// A channel keeps its own rate when NCCL drops the others; llMaxBws caps the
+// sum, not each channel. 4 x 8 H100 all-gather, Ring LL at 64 KiB: one channel
+// (the LL threshold is x32 ranks) at 0.5 x its 24 GB/s, not 1/16 of the 20.4 GB/s cap.
+TEST(NcclExec, LlCapBoundsTheSumNotEachChannel) {
+  auto f = fabric_preset("dgx-h100");
+  ASSERT_TRUE(f.has_value());
+  f->nodes = 4;
+  Options o;
+  o.algo = "ring";
+  o.proto = "ll";
+  auto m = Model::create(*f, o);
+  ASSERT_TRUE(m.ok());
+  const GroupShape s = m->full_shape();
+  const Table t = m->table(Coll::kAllGather, s);
+  const double capped = t.bw_GBps[kRing][kLL], raw = t.bw_raw_GBps[kRing][kLL];
+  ASSERT_GT(raw, capped);
+  const Estimate e = m->estimate(Coll::kAllGather, 64 * kKiB, s);
+  const double expect = t.lat_us[kRing][kLL] + 64.0 * kKiB / (1000.0 * std::min(capped, raw / 16));
+  EXPECT_NEAR(e.time_us, expect, 1e-6);
+  EXPECT_LT(e.time_us, t.lat_us[kRing][kLL] + 64.0 * kKiB / (1000.0 * capped / 16) - 20.0);
 }
 
 }  // namespace

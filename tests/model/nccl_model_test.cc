@@ -123,7 +123,7 @@ TEST(NcclOverride, BadListsAndVersionsAreRejected) {
   EXPECT_EQ(parse_algo_list("NVLS_TREE,CollNet", &mask), "");
   EXPECT_EQ(mask, (1u << 5) | (1u << 2) | (1u << 3));
   Options o;
-  o.version = "2.18";
+  o.version = "2.17";
   EXPECT_FALSE(Model::create(preset("dgx-h100", 1), o).ok());
   o.version = "banana";
   EXPECT_FALSE(Model::create(preset("dgx-h100", 1), o).ok());
@@ -144,6 +144,16 @@ TEST(NcclVersion, ConstantSetsFollowTheHistory) {
   EXPECT_EQ(v2283->hw_lat_us[2][5][2], 14.0);
   EXPECT_EQ(v2289->hw_lat_us[2][5][2], 20.9);
   EXPECT_EQ(v219->nvls_model, NvlsModel::kLegacyFiveSixths);
+  // 2.18: Ring LL at a quarter of the bus (a third for one-node AG/RS/broadcast),
+  // Hopper's one-node LL cap still 87.7; 2.19 has 0.5 and 141.
+  const auto v218 = constants_for_version("2.18");
+  ASSERT_TRUE(v218);
+  EXPECT_EQ(v218->ring_ll_fraction, 0.25);
+  EXPECT_EQ(v219->ring_ll_fraction, 0.5);
+  EXPECT_EQ(v218->ll_max_bw[2][0], 87.7);
+  EXPECT_EQ(v219->ll_max_bw[2][0], 141.0);
+  EXPECT_TRUE(v218->ring_min_chunk && v219->ring_min_chunk);
+  EXPECT_FALSE(constants_for_version("2.20")->ring_min_chunk);
   EXPECT_EQ(v230->nvls_model, NvlsModel::kEfficiency);
   // The change is visible in the tables: one-node Tree/Simple latency 8.4 + 14*4 vs 0 + 14*28.
   const Fabric f = preset("dgx-h100", 1);
