@@ -12,12 +12,6 @@ namespace {
 
 bool contains(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
-std::string ranks_text(const std::vector<int>& r) {
-  return r.size() == 1 ? "rank " + std::to_string(r[0]) : "ranks " + format_ranks(r);
-}
-
-bool is_rank_condition(const std::string& when) { return when.find("rank") != std::string::npos; }
-
 }  // namespace
 
 Cause WalkContext::classify_absent(const Divergence& div) const {
@@ -73,6 +67,7 @@ bool WalkContext::finished_its_steps(int rank, const std::string& pg) const {
 }
 
 void WalkContext::blame_divergence(const Divergence& div) {
+  blamed_ = div;
   d.culprit_ranks = div.minority;
   d.pg_name = div.pg_name;
   d.pg_desc = div.pg_desc;
@@ -105,7 +100,9 @@ void WalkContext::blame_divergence(const Divergence& div) {
                   : ": it is alive (it enqueued later work elsewhere)";
   }
   note(5, t);
-  if (!div.p2p) {
+  if (!div.settled_by.empty()) {
+    note(5, "one rank against one: the counts cannot say which side is odd; " + div.settled_by);
+  } else if (!div.p2p) {
     note(5, "blame goes to the minority whichever dump is read first; a first-rank reference "
             "(torchfrtrace) would blame the " + std::to_string(div.majority.size()) + " others");
   }
@@ -461,82 +458,6 @@ void WalkContext::blame_slow() {
     d.cause = Cause::kUnknown;
     note(5, "slower, but no single rank or group stands out");
   }
-}
-
-std::string WalkContext::advice() const {
-  const std::string who = d.culprit_ranks.empty() ? "the culprit" : ranks_text(d.culprit_ranks);
-  switch (d.cause) {
-    case Cause::kNone: return "Nothing to fix.";
-    case Cause::kExtraCollective:
-      if (is_rank_condition(when_)) {
-        return "Run the collective on every rank and gate only the print: " + who + " issues " + d.op +
-               " under `" + when_ + "`, which the others never call.\n"
-               "    if step % 400 == 0:\n        m = all_reduce(x)\n        if rank == 0:\n"
-               "            print(m)\n"
-               "Or log a rank-local value. Never put all_reduce, barrier, broadcast_object_list, "
-               "checkpoint saves or metric syncs under rank == 0.";
-      }
-      return "Make the collective unconditional: " + who + " issues an extra " + d.op +
-             " the others never call (NCCL pairs collectives by order, not name). Find the "
-             "rank-dependent branch (py-spy dump every rank) and call it on every rank.";
-    case Cause::kMissingCollective:
-      return "Make the collective unconditional and data-independent: " + who + " skipped " + d.op +
-             " (e.g. `if p.grad is not None: all_reduce`, uneven batch counts); issue it on every "
-             "rank, with a zero tensor if needed. Confirm with TORCH_DISTRIBUTED_DEBUG=DETAIL on a repro.";
-    case Cause::kMismatchedCollective:
-      return "Use the same shapes and dtypes on every rank: " + who + " calls " + d.op + " with " +
-             found_ + " where its peers use " + expected_ +
-             ". Reproduce with TORCH_DISTRIBUTED_DEBUG=DETAIL and a short timeout to turn the hang into "
-             "an error naming both.";
-    case Cause::kRankStalled:
-      return "py-spy dump --pid on " + who + " (or /handler/dump_traceback): its CPU is stuck "
-             "(data loading, I/O, a lock, a recompile) and it never issued the collective.";
-    case Cause::kRankCrashed:
-      return "Read " + who + "'s own log and stderr, dmesg/XIDs and DCGM diagnostics on its node; the "
-             "other ranks are victims. Restart from the last checkpoint without that node if it is hardware.";
-    case Cause::kStraggler:
-      return "Bisect: exclude " + who + "'s node or halve the node set; run nccl-tests all_reduce_perf on "
-             "one node and on node pairs; check its clocks and thermals (nvidia-smi -q -d PERFORMANCE) and XIDs.";
-    case Cause::kSlowLink:
-      if (d.culprit_ranks.empty()) {
-        return "Every " + d.pg_desc + " group is slower than the fabric allows, so a link they all cross "
-               "is slow. Bisect: run nccl-tests all_reduce_perf on node pairs to find the node in every slow "
-               "pair; on it check GPUDirect RDMA (nvidia-peermem loaded, NCCL_DEBUG=INFO shows GDRDMA), the "
-               "NIC-GPU NUMA affinity (nvidia-smi topo -m), NIC/cable errors and link speeds (ibstat).";
-      }
-      return "Run nccl-tests on the node pairs of " + who + ", check NIC/cable errors and link speeds "
-             "(ibstat), and bisect the group.";
-    case Cause::kNvlinkDegraded:
-      return "The slow group talks over NVLink only, so a GPU's NVLink or an NVSwitch port on the node of " +
-             who + " is degraded. On that node: nvidia-smi nvlink --status (link speeds; a link down or "
-             "trained slow), nvidia-smi nvlink -e (error counters), nvidia-smi -q for XIDs and row remaps, "
-             "dcgmi diag -r 2; nccl-tests all_reduce_perf on that node alone against a healthy one. Drain the "
-             "node if a link is down.";
-    case Cause::kRanksAbsent:
-      return "The job started without its full gang: " + who + " never ran. Check the scheduler and the "
-             "launcher's logs on their nodes (container pull, OOM at start, a bad node), then relaunch; "
-             "set a short rendezvous/first-collective timeout so this fails in minutes, not at the watchdog.";
-    case Cause::kCpuBlocked:
-      return "Every rank waits on CPU-side work (a store barrier), so no GPU spins and no NCCL watchdog "
-             "fires. py-spy dump " + who + ": it is stuck before the barrier (e.g. a checkpoint write on a "
-             "hung filesystem). Add a timeout to that I/O and to the barrier (monitored_barrier names the "
-             "ranks that did not arrive).";
-    case Cause::kRotatingStraggler:
-      return "No single rank is slow: a short stall hits a different rank each time, and in a synchronous "
-             "job every stall costs every rank. Catch one: py-spy dump --native on the slowest rank during "
-             "a slow step. Python garbage collection is the usual suspect (gc.freeze() after setup, "
-             "gc.disable() and a gc.collect() on every rank at the same step); then data-loader workers, "
-             "host memory pressure and noisy neighbours.";
-    case Cause::kNetworkError:
-      return "The NIC (or its cable or switch port) serving " + who + " failed; NCCL picks NICs at communicator "
-             "creation and does not fail over, so the job died after the IB retry timeout. On that node: ibstat / "
-             "ibv_devinfo (port state), dmesg (mlx5 link down), the switch port's counters. Restart from the last "
-             "checkpoint without that node, or after the link is fixed; raising NCCL_IB_TIMEOUT only delays the error.";
-    case Cause::kUnknown: break;
-  }
-  return "Query ncclras twice and look for a gap that does not move; diff opCount with "
-         "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL on a repro; if no software desync turns up, check "
-         "hardware (nccl-tests on node pairs, XIDs, DCGM).";
 }
 
 }  // namespace fleetsim::diagnose

@@ -124,6 +124,7 @@ Diagnosis diagnose_record(const Record& record, const HealthyModel* model) {
   } else {
     c.note(5, "healthy: nobody to blame");
   }
+  c.d.blocked_op = c.blocked_op();
   c.d.advice = c.advice();
   c.note(6, c.d.advice.substr(0, c.d.advice.find('\n')));
   std::sort(c.d.culprit_ranks.begin(), c.d.culprit_ranks.end());

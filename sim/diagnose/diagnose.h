@@ -14,6 +14,7 @@
 
 #include "fleetsim/cause.h"
 #include "fleetsim/status.h"
+#include "sim/diagnose/blocked_op.h"
 #include "sim/diagnose/record.h"
 
 namespace fleetsim::diagnose {
@@ -54,6 +55,7 @@ struct Diagnosis {
   std::string op;                  // profiling name, e.g. "nccl:all_reduce"
   std::string op_name;             // the op as the YAML names it (frames[0].name), or ""
   std::vector<Evidence> evidence;  // in isolation-order step order
+  std::optional<BlockedOp> blocked_op;  // the op that blocked, when the evidence names it
   std::string advice;              // what to do next / the fix
 };
 

@@ -228,6 +228,8 @@ void fill_divergence(const GroupView& v, int64_t seq, const Classes& classes,
   if (shown) {
     d.op = shown->profiling_name;
     d.op_name = shown->op_name;
+    d.site = shown->site;
+    d.step = shown->step;
   }
   if (odd_e && !odd_e->when.empty()) {
     d.when = odd_e->when;
@@ -362,9 +364,16 @@ FrFindings analyze_fr(const std::map<int, FrDump>& dumps) {
   }
   f.missing_dumps.assign(missing.begin(), missing.end());
   f.waits = build_wait_graph(dumps);
-  std::stable_sort(f.divergences.begin(), f.divergences.end(), more_telling);
   for (Divergence& d : find_p2p_divergences(dumps)) f.divergences.push_back(std::move(d));
+  sort_divergences(f.divergences);
   return f;
+}
+
+void sort_divergences(std::vector<Divergence>& divs) {
+  std::stable_sort(divs.begin(), divs.end(), [](const Divergence& a, const Divergence& b) {
+    if (a.p2p != b.p2p) return !a.p2p;
+    return !a.p2p && more_telling(a, b);
+  });
 }
 
 std::string to_string(DivergenceKind kind) {

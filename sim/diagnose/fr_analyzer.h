@@ -38,8 +38,14 @@ struct Divergence {
   int64_t time_ns = 0;    // earliest enqueue among the entries at seq
   bool p2p = false;       // a send/recv pair: `seq` is the unmatched op's p2p_seq_id
   std::string partner_op; // p2p, partner never posted: the op the minority should have posted
-  int64_t step = -1;      // p2p: the unmatched op's step, when frames record it
+  int64_t step = -1;      // the step of the op shown, when frames record it
+  std::string site;       // where the job calls the op shown ("file:line"), or ""
+  std::string settled_by; // a one-against-one split decided by other evidence: which, or ""
 };
+
+// Most telling first (docs/diagnose.md): a clear majority before a tie, a mismatch
+// before an op only some ranks reached, then the earliest; send/recv pairs last.
+void sort_divergences(std::vector<Divergence>& divs);
 
 struct TimedOut {
   int rank = -1;

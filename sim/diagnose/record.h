@@ -41,6 +41,8 @@ struct FrEntry {
   bool retired = false;
   int64_t timeout_ms = 0;
   std::string op_name;  // frames[0].name: the op as the YAML names it ("" if no frames)
+  std::string site;     // where the job calls it: "file:line" of the first frame outside torch
+                        // and the Python runtime ("" if no frames)
   std::string when;     // a frame that carries a rank/step condition ("" if none)
   int64_t step = -1;    // from a "step N" frame (the simulator writes one), -1 if none
 };
@@ -133,6 +135,17 @@ struct CpuStuck {
   double at_s = 0;    // when it entered
 };
 
+// A range on a rank's cpu thread in trace.json (an "X" event on tid 0): a CPU op
+// such as a data loader or a checkpoint save. The simulator closes an op that never
+// returned with a range named "<op> (never returned)" up to the end of the run.
+struct CpuOp {
+  std::string name;
+  double start_s = 0;
+  double dur_s = 0;
+  int64_t step = -1;             // its "step" argument, -1 if none
+  bool never_returned = false;
+};
+
 // Everything found in one folder. Any part may be empty.
 struct Record {
   std::string dir;
@@ -144,6 +157,8 @@ struct Record {
   std::vector<std::pair<size_t, std::string>> log_files;  // (first index in log_lines, file name)
   std::map<int, FrDump> dumps;     // by global rank
   std::map<int, CpuStuck> cpu_stuck;  // by global rank, from trace.json
+  std::map<int, CpuOp> last_cpu_op;   // by global rank: the CPU op it entered last (trace.json)
+  std::map<std::string, std::vector<int>> cpu_op_ranks;  // CPU op name -> the ranks that ran it, ascending
   std::vector<std::string> files;  // what was read, for the evidence
 };
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <mutex>
@@ -331,27 +332,74 @@ std::optional<Diagnostic> read_dumps(const fs::path& dir, Record& rec, int threa
   return err;
 }
 
-// Instants `"name":"fault: stall in X"` on a rank's cpu thread (tid 0). The trace
-// holds one event per line, so a line scan avoids parsing megabytes of JSON.
-Result<std::map<int, CpuStuck>> read_stuck_cpus(const fs::path& p) {
-  std::map<int, CpuStuck> out;
+// A number after `key` in one trace line, or nullopt.
+std::optional<double> trace_number(const std::string& line, const char* key) {
+  const size_t at = line.find(key);
+  if (at == std::string::npos) return std::nullopt;
+  return std::strtod(line.c_str() + at + std::strlen(key), nullptr);
+}
+
+// The text of a `"name":"..."` field in one trace line ("" if none).
+std::string trace_name(const std::string& line) {
+  const std::string kName = "\"name\":\"";
+  const size_t at = line.find(kName);
+  if (at == std::string::npos) return "";
+  const size_t begin = at + kName.size();
+  return line.substr(begin, line.find('"', begin) - begin);
+}
+
+// One "X" range on a rank's cpu thread (tid 0): its CPU ops, the last one each rank
+// entered, and which ranks ran each op.
+void read_cpu_range(const std::string& line, int rank, Record& rec) {
+  const std::string kNever = " (never returned)";
+  CpuOp op;
+  op.name = trace_name(line);
+  op.start_s = trace_number(line, "\"ts\":").value_or(0) / 1e6;
+  op.dur_s = trace_number(line, "\"dur\":").value_or(0) / 1e6;
+  const double step = trace_number(line, "\"step\":").value_or(-1);
+  op.step = step >= 0 && step < 9e18 ? static_cast<int64_t>(step) : -1;
+  if (op.name.size() > kNever.size() && op.name.compare(op.name.size() - kNever.size(), kNever.size(), kNever) == 0) {
+    op.name.resize(op.name.size() - kNever.size());
+    op.never_returned = true;
+  }
+  if (op.name.empty()) return;
+  std::vector<int>& ranks = rec.cpu_op_ranks[op.name];
+  if (ranks.empty() || ranks.back() != rank) {
+    ranks.insert(std::lower_bound(ranks.begin(), ranks.end(), rank), rank);
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  }
+  auto last = rec.last_cpu_op.find(rank);
+  if (last == rec.last_cpu_op.end() || op.start_s >= last->second.start_s) {
+    if (op.step < 0 && last != rec.last_cpu_op.end() && last->second.name == op.name) op.step = last->second.step;
+    rec.last_cpu_op[rank] = op;
+  }
+}
+
+// What trace.json says of each rank's CPU: instants `"name":"fault: stall in X"` on
+// its cpu thread (tid 0) and the CPU op ranges there. The trace holds one event per
+// line, so a line scan avoids parsing megabytes of JSON.
+std::optional<Diagnostic> read_trace_cpu(const fs::path& p, Record& rec) {
   const std::string kMark = "\"name\":\"fault: stall in ";
   Result<std::string> text = read_file_capped(p.string(), kRecordTextMax, "record file");
-  if (!text) return text.errors();
+  if (!text) return text.errors().front();
   std::istringstream in(std::move(*text));
   for (std::string line; std::getline(in, line);) {
+    const std::optional<double> pid = trace_number(line, "\"pid\":");
+    if (!pid || !(*pid >= 0 && *pid <= std::numeric_limits<int>::max())) continue;
+    const int rank = static_cast<int>(*pid);
+    if (line.find("\"ph\":\"X\"") != std::string::npos) {
+      if (line.find("\"tid\":0,") != std::string::npos) read_cpu_range(line, rank, rec);
+      continue;
+    }
     const size_t at = line.find(kMark);
-    if (at == std::string::npos || line.find("\"ph\":\"i\"") == std::string::npos) continue;
-    const size_t pid = line.find("\"pid\":");
-    const size_t ts = line.find("\"ts\":");
-    if (pid == std::string::npos || ts == std::string::npos) continue;
+    const std::optional<double> ts = trace_number(line, "\"ts\":");
+    if (at == std::string::npos || line.find("\"ph\":\"i\"") == std::string::npos || !ts) continue;
     const size_t begin = at + kMark.size();
     std::string where = line.substr(begin, line.find('"', begin) - begin);
     if (const size_t sp = where.find(' '); sp != std::string::npos) where.resize(sp);
-    CpuStuck st{where, std::strtod(line.c_str() + ts + 5, nullptr) / 1e6};
-    out.emplace(static_cast<int>(std::strtol(line.c_str() + pid + 6, nullptr, 10)), st);
+    rec.cpu_stuck.emplace(rank, CpuStuck{where, *ts / 1e6});
   }
-  return out;
+  return std::nullopt;
 }
 
 // Logs beside job.log as users keep them (train.log, rank3.txt, a pasted stderr), in
@@ -434,9 +482,7 @@ Result<Record> read_record(const std::string& dir, int threads) {
   }
   if (std::optional<Diagnostic> err = read_other_logs(root, rec)) return *err;
   if (auto p = present(OutputFile::kTrace)) {
-    auto t = read_stuck_cpus(*p);
-    if (!t) return t.errors();
-    rec.cpu_stuck = std::move(*t);
+    if (std::optional<Diagnostic> err = read_trace_cpu(*p, rec)) return *err;
   }
   const fs::path fr_dir = fs::is_directory(root / "fr", ec) ? root / "fr" : root;
   if (std::optional<Diagnostic> err = read_dumps(fr_dir, rec, threads)) return *err;

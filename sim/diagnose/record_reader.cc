@@ -233,12 +233,26 @@ bool looks_like_condition(const std::string& s) {
          s.find('%') != std::string::npos;
 }
 
+// "file:line" of a frame in the job's own code, or "": frames inside torch, an
+// installed package or the Python runtime ("<string>") are the framework's.
+std::string job_site(const json& f) {
+  if (!f.is_object()) return "";
+  const std::string file = field_string(f, "filename");
+  auto line = f.find("line");
+  if (file.empty() || file[0] == '<' || file.find("/torch/") != std::string::npos ||
+      file.find("-packages/") != std::string::npos || line == f.end() || !line->is_number_integer() ||
+      line->get<int64_t>() <= 0)
+    return "";
+  return file.substr(file.find_last_of('/') + 1) + ":" + std::to_string(line->get<int64_t>());
+}
+
 void read_frames(const json& e, FrEntry& out) {
   auto it = e.find("frames");
   if (it == e.end() || !it->is_array()) return;
   for (const json& f : *it) {
     const std::string name = f.is_object() ? field_string(f, "name") : as_string(f);
     if (out.op_name.empty() && &f == &(*it)[0]) out.op_name = name;
+    if (out.site.empty()) out.site = job_site(f);
     if (out.step < 0 && name.rfind("step ", 0) == 0 && name.size() > 5 &&
         name.find_first_not_of("0123456789", 5) == std::string::npos) {
       out.step = std::strtoll(name.c_str() + 5, nullptr, 10);

@@ -76,6 +76,23 @@ std::string format_json(const Diagnosis& d) {
   j["evidence"] = nlohmann::ordered_json::array();
   for (const Evidence& e : d.evidence)
     j["evidence"].push_back({{"step", e.step}, {"isolation_step", isolation_step_of(e.step)}, {"text", e.text}});
+  if (d.blocked_op) {
+    const BlockedOp& b = *d.blocked_op;
+    static constexpr const char* kKinds[] = {"never_returned", "outlasts_watchdog", "rank_only_sync"};
+    nlohmann::ordered_json o;
+    o["kind"] = kKinds[static_cast<int>(b.kind)];
+    o["rank"] = b.rank;
+    o["name"] = b.name;
+    o["site"] = b.site;
+    o["when"] = b.when;
+    o["step"] = b.step;
+    o["length_s"] = b.length_s >= 0 ? nlohmann::ordered_json(b.length_s) : nlohmann::ordered_json();
+    o["watchdog_s"] = b.watchdog_s >= 0 ? nlohmann::ordered_json(b.watchdog_s) : nlohmann::ordered_json();
+    o["waiting_in"] = b.waiting_in;
+    j["blocked_op"] = o;
+  } else {
+    j["blocked_op"] = nullptr;
+  }
   j["advice"] = d.advice;
   // Evidence quotes log lines as found: bytes that are not UTF-8 are replaced, never a throw.
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);

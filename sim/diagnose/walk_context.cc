@@ -7,9 +7,9 @@
 #include <tuple>
 
 namespace fleetsim::diagnose {
-namespace {
-
-}  // namespace
+std::string ranks_text(const std::vector<int>& r) {
+  return r.size() == 1 ? "rank " + std::to_string(r[0]) : "ranks " + format_ranks(r);
+}
 
 WalkContext::WalkContext(const Record& r, const HealthyModel* healthy) : rec(r) {
   fr = analyze_fr(rec.dumps);
@@ -30,6 +30,7 @@ WalkContext::WalkContext(const Record& r, const HealthyModel* healthy) : rec(r) 
   rotating = find_rotating_stalls(rec.steps);
   model = check_against_model(rec, healthy);
   if (!model.loaded) slow_group = find_slow_group(rec.dumps);
+  settle_pairs();
 }
 
 bool WalkContext::has_mismatch() const {
@@ -202,6 +203,7 @@ std::string WalkContext::describe(const Divergence& div) const {
     if (div.shift == -1) t += "; their ops match the others' one seq later (a skipped op)";
   }
   if (!div.when.empty()) t += "; condition `" + div.when + "`";
+  if (!div.settled_by.empty()) t += "; one against one, settled by " + div.settled_by;
   if (div.tie) t += " [a tie: low confidence]";
   return t;
 }

@@ -6,11 +6,17 @@
 #include <string>
 #include <string_view>
 
+#include "sim/diagnose/blocked_op.h"
 #include "sim/diagnose/diagnose.h"
 #include "sim/diagnose/fr_analyzer.h"
 #include "sim/diagnose/signals.h"
 
 namespace fleetsim::diagnose {
+
+// "rank 3" or "ranks [0, 5]".
+std::string ranks_text(const std::vector<int>& r);
+// Whether a `when` condition depends on the rank ("rank == 0 && step % 400 == 0").
+inline bool is_rank_condition(const std::string& when) { return when.find("rank") != std::string::npos; }
 
 class WalkContext {
  public:
@@ -30,6 +36,8 @@ class WalkContext {
   void blame_hang();
   void blame_slow();
   std::string advice() const;
+  // What blocked the culprit, when the evidence names it (blocked_op.h).
+  std::optional<BlockedOp> blocked_op() const;
 
   const Record& rec;
   FrFindings fr;
@@ -50,7 +58,13 @@ class WalkContext {
   Diagnosis d;
 
  private:
+  void settle_pairs();
   void blame_divergence(const Divergence& div);
+  std::optional<BlockedOp> cpu_blocked_op(int rank) const;
+  void fill_watchdog(BlockedOp& b) const;
+  std::string only_ranks_note(const std::string& cpu_op) const;
+  std::string named_op_advice(const BlockedOp& b) const;
+  std::string other_advice(const std::string& who) const;
   void blame_model_slow_link();
   void blame_window();
   void blame_rotating();
@@ -67,6 +81,7 @@ class WalkContext {
   bool blame_log_silent();
   bool group_progressed(int rank) const;
   std::vector<int> absent_ranks() const;
+  std::optional<Divergence> blamed_;  // the divergence the culprit was named at, if any
   std::string when_;      // the rank/step condition on the culprit's op, if any
   std::string expected_;  // mismatch: what the peers use
   std::string found_;     // mismatch: what the culprit uses

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <map>
 
+#include "sim/diagnose/blocked_op.h"
 #include "sim/drill/drill_incident.h"
 
 namespace fleetsim::drill {
@@ -210,16 +211,15 @@ std::vector<PathStep> fastest_path(const Incident& inc) {
 std::string blocking_op_lesson(const Incident& inc) {
   const Plan& plan = inc.plan;
   const std::optional<Duration> wd = plan.scenario.job.watchdog;
-  const auto minutes = [](Duration d) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", std::round(d.to_seconds() / 6) / 10);
-    return std::string(buf);
+  diagnose::BlockedOp b;
+  b.watchdog_off = !wd;
+  if (wd) b.watchdog_s = wd->to_seconds();
+  const auto place = [&](const OpSource& src) {
+    b.name = src.name;
+    b.site = "train.py:" + std::to_string(src.loc.line);
+    b.when = src.when.empty() ? "" : src.when_else ? "not (" + src.when + ")" : src.when;
   };
-  const std::string watchdog = wd ? "the " + minutes(*wd) + "-minute watchdog" : "no watchdog (it is off)";
-  const auto where = [&](const OpSource& src) {
-    return "`" + src.name + "` (train.py:" + std::to_string(src.loc.line) +
-           (src.when.empty() ? "" : ", under `" + (src.when_else ? "not (" + src.when + ")" : src.when) + "`") + ")";
-  };
+  const auto lesson = [&] { return "What blocked: " + diagnose::blocked_text(b) + "\n"; };
   std::string next_wait;
   for (const PlanOp& op : plan.ops) {
     if (op.kind == OpKind::kStoreBarrier || op.kind == OpKind::kBarrier) next_wait = plan.sources[op.source].name;
@@ -227,15 +227,17 @@ std::string blocking_op_lesson(const Incident& inc) {
   for (size_t r = 0; r < inc.ranks.size(); ++r) {
     const RankView& v = inc.ranks[r];
     if (!v.stalled) continue;
-    const std::string what = v.stall_op >= 0 ? where(plan.sources[plan.ops[static_cast<size_t>(v.stall_op)].source])
-                                             : "`" + v.stall_where + "`";
-    std::string out = "What blocked: rank " + std::to_string(r) + "'s CPU entered " + what + " at step " +
-                      std::to_string(v.stall_step) + " and never returned, against " + watchdog + ". ";
-    if (inc.result.outcome == Outcome::kDeadlock)
-      return out + "The other ranks wait in `" + next_wait + "`, a TCPStore barrier that launches no NCCL kernel, so "
-                   "no watchdog fires and every GPU idles: find the blocked call with py-spy, and give CPU-side "
-                   "work like this a timeout of its own (or make it asynchronous).\n";
-    return out + "Its peers wait for it inside NCCL until the watchdog fires.\n";
+    if (v.stall_op >= 0) {
+      place(plan.sources[plan.ops[static_cast<size_t>(v.stall_op)].source]);
+    } else {
+      b.name = v.stall_where;
+    }
+    b.kind = diagnose::BlockedOp::Kind::kNeverReturned;
+    b.rank = static_cast<int>(r);
+    b.step = v.stall_step;
+    b.store_barrier = inc.result.outcome == Outcome::kDeadlock;
+    if (b.store_barrier) b.waiting_in = next_wait;
+    return lesson();
   }
   // A desync: the culprit is in an op under a `when` the others do not take.
   const std::string cause = plan.scenario.expect.cause.value_or("");
@@ -245,21 +247,21 @@ std::string blocking_op_lesson(const Incident& inc) {
     const int op = cpu_op_of(inc, culprit[0], &step);
     if (op >= 0 && !plan.sources[plan.ops[static_cast<size_t>(op)].source].when.empty()) {
       const PlanOp& o = plan.ops[static_cast<size_t>(op)];
-      const bool sync = is_collective(o.kind) || o.kind == OpKind::kLog || o.kind == OpKind::kBarrier;
-      return "What blocked: rank " + std::to_string(culprit[0]) + " is in " + where(plan.sources[o.source]) +
-             " at step " + std::to_string(step) + (sync ? ", a call that waits on its peers, which" : ", which") +
-             " the other ranks do not run: they wait in NCCL until " + watchdog +
-             " fires. A collective, barrier, checkpoint save or metric sync belongs on every rank; gate only "
-             "the rank-local part (the print) on the condition.\n";
+      place(plan.sources[o.source]);
+      b.kind = diagnose::BlockedOp::Kind::kRankOnlySync;
+      b.rank = culprit[0];
+      b.step = step;
+      b.sync = is_collective(o.kind) || o.kind == OpKind::kLog || o.kind == OpKind::kBarrier;
+      return lesson();
     }
   }
   for (const PlanOp& op : plan.ops) {
     if (op.kind != OpKind::kCpu || !wd || op.time < *wd) continue;
-    return "What blocked: " + where(plan.sources[op.source]) + " takes " + minutes(op.time) + " min, longer than " +
-           watchdog + ": the ranks waiting for it" +
-           (next_wait.empty() ? "" : " in `" + next_wait + "`") +
-           " time out first. Raise the process group's timeout above it, or take it off the critical path "
-           "(an asynchronous save).\n";
+    place(plan.sources[op.source]);
+    b.kind = diagnose::BlockedOp::Kind::kOutlastsWatchdog;
+    b.length_s = op.time.to_seconds();
+    b.waiting_in = next_wait;
+    return lesson();
   }
   return "";
 }

@@ -52,7 +52,13 @@ TEST(Diagnose, ExtraCollectiveOnRankZeroReadFirst) {
   EXPECT_EQ(d.collective_seq_id, 3);
   EXPECT_EQ(d.op, "nccl:all_reduce");
   EXPECT_EQ(d.op_name, "print_loss");
-  EXPECT_NE(d.advice.find("gate only the print"), std::string::npos);
+  EXPECT_NE(d.advice.find("gate only the print (the rank-local part)"), std::string::npos);
+  // The fix names the op, its condition and its step from the culprit's frames.
+  EXPECT_NE(d.advice.find("rank 0 is in `print_loss` ("), std::string::npos) << d.advice;
+  EXPECT_NE(d.advice.find("under `rank == 0 && step % 3 == 0`"), std::string::npos) << d.advice;
+  ASSERT_TRUE(d.blocked_op.has_value());
+  EXPECT_EQ(d.blocked_op->kind, BlockedOp::Kind::kRankOnlySync);
+  EXPECT_EQ(d.blocked_op->name, "print_loss");
 }
 
 // One rank holding seq 1 while seven hold nothing (entries omitted) is an extra op on it.
