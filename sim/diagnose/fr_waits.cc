@@ -297,7 +297,10 @@ void common_to_stuck_groups(const std::map<std::string, Group>& groups, WaitGrap
 
 // Every waited-on rank is itself waiting: a cycle (a rank skipped an op and went on
 // to one its peers, blocked in the skipped op, never reach). The wait that began
-// first is the original one; the rank it waits on went on without the op.
+// first is the original one; the rank it waits on went on without the op. Unless
+// more ranks went on without it than issued it: then the issuers are the odd ones
+// out (rank 0 alone all-reduces a metric that no peer calls, then waits in it while
+// its peers wait for it at their next collective), and the root is not a minority.
 void skipped_in_cycle(const std::map<int, FirstWait>& first_wait, WaitGraph& w) {
   const FirstWait* best = nullptr;
   for (const auto& [r, f] : first_wait) {
@@ -305,10 +308,20 @@ void skipped_in_cycle(const std::map<int, FirstWait>& first_wait, WaitGraph& w) 
     if (!best || f.time_ns < best->time_ns) best = &f;
   }
   if (!best) return;
-  WaitRoot root = best->root;
-  root.waiters = static_cast<int>(best->waiters.size());
-  root.minority = true;  // the times decide, not the counts
-  w.roots.push_back(root);
+  std::vector<WaitRoot> went_on;  // every rank that skipped the op the first wait is in, by rank
+  for (const auto& [r, f] : first_wait) {
+    if (f.time_ns == INT64_MAX || f.root.pg_name != best->root.pg_name || f.root.seq != best->root.seq ||
+        f.root.p2p != best->root.p2p) {
+      continue;
+    }
+    went_on.push_back(f.root);
+    went_on.back().waiters = static_cast<int>(f.waiters.size());
+  }
+  const int waiters = static_cast<int>(best->waiters.size());
+  for (WaitRoot& root : went_on) {
+    root.minority = static_cast<int>(went_on.size()) <= waiters;  // one against one: the times decide
+    w.roots.push_back(root);
+  }
 }
 
 }  // namespace
