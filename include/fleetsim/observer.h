@@ -46,6 +46,15 @@ struct WorkRecord {
 // aborts), or a peer's process went away mid-op (the connection closed).
 enum class BackendFailure : uint8_t { kSizeMismatch, kPeerClosed };
 
+// Every rank's end of one step, with the latest of them (what a step table
+// wants) found once by the executor.
+struct StepEnds {
+  int64_t step = 0;
+  std::span<const int64_t> end_ns;  // per rank
+  int64_t latest_ns = 0;            // the largest of end_ns
+  int latest_rank = -1;             // the lowest rank that ends at latest_ns
+};
+
 // Why a run stopped.
 enum class Outcome : uint8_t { kCompleted, kHang, kCrash, kDeadlock };
 const char* outcome_name(Outcome o);
@@ -66,6 +75,12 @@ class Observer {
                            int64_t /*nic_bytes*/) {}
   // `rank` finished every op of `step` at `t`.
   virtual void on_step_end(int /*rank*/, int64_t /*step*/, SimTime /*t*/) {}
+  // Every rank finished e.step (the lockstep executor's one call per step in
+  // place of on_step_end per rank). The default hands the ranks to on_step_end
+  // in rank order; an override must leave the observer in the same state.
+  virtual void on_step_end_all(const StepEnds& e) {
+    for (size_t r = 0; r < e.end_ns.size(); ++r) on_step_end(static_cast<int>(r), e.step, SimTime{e.end_ns[r]});
+  }
   // A line the job prints (already formatted, without the "[rankN]:" prefix).
   virtual void on_log(int /*rank*/, SimTime /*t*/, std::string_view /*line*/) {}
   // Periodic sample point (every job.telemetry_period while the job runs).

@@ -7,6 +7,7 @@
 // exp/log only in the normal's rare wedge and tail (see docs/engine.md).
 #pragma once
 
+#include <bit>
 #include <cstdint>
 
 #include "fleetsim/normal_tables.h"
@@ -69,8 +70,10 @@ inline double draw_normal(uint64_t stream, uint64_t counter) {
   const uint64_t w = draw_u64(stream, counter << 1);
   const uint64_t k = w & 0xff, j = w >> 11;
   if (j < normal_tables::kAccept[k]) [[likely]] {
+    // x >= 0; bit 8 of w moved to the sign bit negates it without a branch
+    // (a coin flip no predictor can learn).
     const double x = static_cast<double>(j) * normal_tables::kWidth[k];
-    return (w & 0x100) ? -x : x;
+    return std::bit_cast<double>(std::bit_cast<uint64_t>(x) ^ ((w & 0x100) << 55));
   }
   return detail::draw_normal_slow(w, draw_u64(stream, (counter << 1) | 1));
 }

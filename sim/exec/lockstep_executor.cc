@@ -89,6 +89,10 @@ LockstepSim::LockstepSim(const Plan& plan, const CostModel& cost, const std::vec
   for (int gi = 0; gi < kGroupKinds; ++gi) {
     GroupLayout& L = groups_[static_cast<size_t>(gi)];
     if (!used[gi]) continue;
+    // The instances partition the ranks (collective() keeps range_ by that);
+    // a lone instance is every rank in rank order.
+    FLEETSIM_CHECK(L.count * L.size == n_);
+    FLEETSIM_CHECK(L.count != 1 || L.stride == 1);
     L.shape_class.resize(static_cast<size_t>(L.count));
     auto& cls = shapes[static_cast<size_t>(gi)];
     for (int i = 0; i < L.count; ++i) {
@@ -124,23 +128,36 @@ int LockstepSim::first_member(GroupKind g, int instance) const {
 }
 
 void LockstepSim::compute(int64_t step, uint32_t op) {
-  compute_time_.add_all(step, op, clock_.data(), accounting_ ? step_compute_.data() : nullptr);
+  const auto sum = compute_stale_ ? ComputeTime::Sum::kStore : ComputeTime::Sum::kAdd;
+  compute_time_.add_all(step, op, clock_.data(), accounting_ ? step_compute_.data() : nullptr, sum, &range_);
+  compute_stale_ = false;
 }
 
+// Every instance of the op's group: the members' latest arrival, then all of
+// them done at once. A group of one instance holds every rank in rank order,
+// so its latest arrival is the clocks' range, known from the op before.
 void LockstepSim::collective(int64_t, uint32_t op) {
   const GroupKind g = plan_.ops[op].group;
   const GroupLayout& L = groups_[static_cast<size_t>(g)];
   const int64_t* cost = op_cost_[op].data();
   int64_t* clock = clock_.data();
+  int64_t* wait = accounting_ ? step_wait_.data() : nullptr;
+  const bool store = wait_stale_;
+  wait_stale_ = false;
+  ComputeTime::ClockRange ends;
   for (int inst = 0; inst < L.count; ++inst) {
     const int base = first_member(g, inst);
     const int end = base + L.size * L.stride;
-    int64_t m = 0;
-    int last = base;
-    for (int r = base; r < end; r += L.stride) {
-      if (clock[r] > m) {
-        m = clock[r];
-        last = r;
+    int64_t m = range_.hi;
+    int last = range_.hi_rank;
+    if (L.count > 1) {
+      m = 0;
+      last = base;
+      for (int r = base; r < end; r += L.stride) {
+        if (clock[r] > m) {
+          m = clock[r];
+          last = r;
+        }
       }
     }
     if (m > last_arrival_ns_ || (m == last_arrival_ns_ && last < last_arrival_rank_)) {
@@ -148,10 +165,26 @@ void LockstepSim::collective(int64_t, uint32_t op) {
       last_arrival_rank_ = last;
     }
     const int64_t done = m + cost[L.shape_class[static_cast<size_t>(inst)]];
-    if (accounting_)
-      for (int r = base; r < end; r += L.stride) step_wait_[static_cast<size_t>(r)] += m - clock[r];
-    for (int r = base; r < end; r += L.stride) clock[r] = done;
+    if (wait && store) {
+      for (int r = base; r < end; r += L.stride) {
+        wait[r] = m - clock[r];
+        clock[r] = done;
+      }
+    } else if (wait) {
+      for (int r = base; r < end; r += L.stride) {
+        wait[r] += m - clock[r];
+        clock[r] = done;
+      }
+    } else {
+      for (int r = base; r < end; r += L.stride) clock[r] = done;
+    }
+    ends.lo = std::min(ends.lo, done);
+    if (done > ends.hi || (done == ends.hi && base < ends.hi_rank)) {
+      ends.hi = done;
+      ends.hi_rank = base;  // the instance's lowest rank
+    }
   }
+  range_ = ends;
 }
 
 // Reports the step to observers; false if a collective of this step could
@@ -167,14 +200,9 @@ bool LockstepSim::end_step(int64_t step) {
     last_arrival_ns_ = -1;
     last_arrival_rank_ = -1;
   }
-  int64_t lo = INT64_MAX, hi = 0;
-  for (int r = 0; r < n_; ++r) {
-    const int64_t t = clock_[static_cast<size_t>(r)];
-    lo = std::min(lo, t);
-    hi = std::max(hi, t);
-    for (Observer* o : obs_) o->on_step_end(r, step, SimTime{t});
-  }
+  report_ends(step);
   account_step(step);
+  const int64_t lo = range_.lo, hi = range_.hi;
   const size_t k = min_end_.size();
   const int64_t oldest = min_end_[static_cast<size_t>(step) % k];  // end of step - k (0 before step 1)
   if (timeout_ns_ >= 0 && hi - oldest >= timeout_ns_) return false;
@@ -183,13 +211,20 @@ bool LockstepSim::end_step(int64_t step) {
   return true;
 }
 
-// Hands the step's compute and waits to the accounting, and starts the next
-// step's from zero.
+void LockstepSim::report_ends(int64_t step) {
+  const StepEnds e{step, clock_, range_.hi, range_.hi_rank};
+  for (Observer* o : obs_) o->on_step_end_all(e);
+}
+
+// Hands the step's compute and waits to the accounting. The step's first
+// compute op and first collective store their values rather than add them;
+// an array no op wrote this step is zeroed here.
 void LockstepSim::account_step(int64_t step) {
   if (!accounting_) return;
+  if (compute_stale_) std::fill(step_compute_.begin(), step_compute_.end(), 0);
+  if (wait_stale_) std::fill(step_wait_.begin(), step_wait_.end(), 0);
   accounting_->on_step_accounted(step, std::span<const int64_t>(step_compute_), std::span<const int64_t>(step_wait_));
-  std::fill(step_compute_.begin(), step_compute_.end(), 0);
-  std::fill(step_wait_.begin(), step_wait_.end(), 0);
+  compute_stale_ = wait_stale_ = true;
 }
 
 bool LockstepSim::run(RunResult* out) {
@@ -214,8 +249,7 @@ bool LockstepSim::run(RunResult* out) {
     if (!busy) {
       // A step without GPU work ends where the GPU already is; the watchdog
       // ring only advances on steps that queue work, so skip its update.
-      for (int r = 0; r < n_; ++r)
-        for (Observer* o : obs_) o->on_step_end(r, s, SimTime{clock_[static_cast<size_t>(r)]});
+      report_ends(s);
       account_step(s);
       continue;
     }

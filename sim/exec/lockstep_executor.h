@@ -4,10 +4,10 @@
 // member at max(arrivals over its group instance) + its cost. Per-rank state is
 // stored by field and sized once; the loop does not allocate. On eligible plans
 // it produces the same steps, step times (to the nanosecond) and outcome as the
-// event executor (FleetSim), but feeds observers only on_step_end, on_end and
-// (once per step, for steps.csv's slowest rank) the last arrival's
-// on_work_started; compute and collective waits go to a StepAccounting once per
-// step instead of on_compute/on_transfer.
+// event executor (FleetSim), but feeds observers only on_step_end_all (every
+// rank's step end in one call), on_end and (once per step, for steps.csv's
+// slowest rank) the last arrival's on_work_started; compute and collective
+// waits go to a StepAccounting once per step instead of on_compute/on_transfer.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +58,7 @@ class LockstepSim {
   void compute(int64_t step, uint32_t op);
   void collective(int64_t step, uint32_t op);
   bool end_step(int64_t step);
+  void report_ends(int64_t step);
   void account_step(int64_t step);
 
   const Plan& plan_;
@@ -76,8 +77,12 @@ class LockstepSim {
   int64_t last_arrival_ns_ = -1;
   int last_arrival_rank_ = -1;
   int64_t timeout_ns_ = -1;
-  // Per rank, this step's compute and collective wait (ns): kept only with an accounting.
+  // The clocks' range, kept by every op that moves them (so no step scans for it).
+  ComputeTime::ClockRange range_{0, 0, 0};
+  // Per rank, this step's compute and collective wait (ns): kept only with an
+  // accounting. Stale: still last step's values, for the next op to overwrite.
   std::vector<int64_t> step_compute_, step_wait_;
+  bool compute_stale_ = true, wait_stale_ = true;
 };
 
 }  // namespace fleetsim

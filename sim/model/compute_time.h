@@ -36,10 +36,20 @@ class ComputeTime {
   // `step`. REQUIRES: 0 <= rank < plan.ranks, 1 <= step <= job.steps.
   int64_t sample_ns(int rank, int64_t step, uint32_t op_index) const;
 
-  // Adds sample_ns(r, step, op) to clock[r] (and to compute[r] when not null)
-  // for every rank: the lockstep executor's hot loop, with the per-op work
-  // hoisted out of it. Same values as sample_ns, to the nanosecond.
-  void add_all(int64_t step, uint32_t op_index, int64_t* clock, int64_t* compute) const;
+  // What add_all does with its `compute` array.
+  enum class Sum : uint8_t { kAdd, kStore };
+  // The clocks' range after add_all: lowest, highest, and the lowest rank at the highest.
+  struct ClockRange {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    int hi_rank = -1;
+  };
+
+  // Adds sample_ns(r, step, op) to clock[r] for every rank, and to compute[r]
+  // (or stores it there, `sum`) when compute is not null: the lockstep
+  // executor's hot loop, with the per-op work hoisted out of it. Same values
+  // as sample_ns, to the nanosecond. Fills *range when not null.
+  void add_all(int64_t step, uint32_t op_index, int64_t* clock, int64_t* compute, Sum sum = Sum::kAdd,
+               ClockRange* range = nullptr) const;
 
   // The same without jitter or faults (the jitter-free baseline).
   int64_t nominal_ns(uint32_t op_index) const;
@@ -54,7 +64,17 @@ class ComputeTime {
 
  private:
   double fault_factor(int rank, int64_t step, uint32_t op_index, double t) const;
+  template <bool kFaults, int kCompute>
+  ClockRange add_normal(int64_t step, uint32_t op_index, int64_t* clock, int64_t* compute) const;
+  template <int kCompute>
+  ClockRange add_sampled(int64_t step, uint32_t op_index, int64_t* clock, int64_t* compute) const;
+
+ public:
+  // t nanoseconds rounded as round_to_duration(t / 1e9).ns rounds them (the
+  // durations every executor uses), without its division where it cannot matter.
   static int64_t to_ns(double t);
+
+ private:
 
   const Plan& plan_;
   std::vector<const Jitter*> jitter_;              // per plan op

@@ -19,6 +19,11 @@ class ProgressObserver final : public Observer {
     ++step_ends_;
     tick(t);
   }
+  void on_step_end_all(const StepEnds& e) override {
+    if (e.end_ns.empty()) return;
+    step_ends_ += static_cast<int64_t>(e.end_ns.size());
+    tick(SimTime{e.end_ns.back()}, e.end_ns.size());
+  }
   void on_tick(SimTime t) override { tick(t); }
   void on_end(SimTime t, Outcome /*o*/) override {
     meter_.update(step_ends_ / ranks_, t.to_seconds());
@@ -26,8 +31,10 @@ class ProgressObserver final : public Observer {
   }
 
  private:
-  void tick(SimTime t) {
-    if (++calls_ < kCheckEvery) return;
+  // `n` callbacks' worth (a whole step of ranks counts as one per rank).
+  void tick(SimTime t, size_t n = 1) {
+    calls_ += n;
+    if (calls_ < kCheckEvery) return;
     calls_ = 0;
     meter_.update(step_ends_ / ranks_, t.to_seconds());
   }
@@ -35,7 +42,7 @@ class ProgressObserver final : public Observer {
   ProgressMeter meter_;
   int64_t ranks_;
   int64_t step_ends_ = 0;
-  uint32_t calls_ = 0;
+  size_t calls_ = 0;
 };
 
 }  // namespace

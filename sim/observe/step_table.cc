@@ -38,6 +38,25 @@ void StepTable::on_step_end(int rank, int64_t step, SimTime t) {
     a.slowest = rank;
   }
   if (++a.count < plan_.ranks) return;
+  finish(step, a);
+}
+
+// A whole step at once (the lockstep executor): the latest end's lowest rank
+// is the slowest, as on_step_end would find it rank by rank. A step already
+// partly counted goes rank by rank.
+void StepTable::on_step_end_all(const StepEnds& e) {
+  Agg& a = at(e.step);
+  if (a.count != 0 || e.end_ns.size() != static_cast<size_t>(plan_.ranks) || e.latest_rank < 0) {
+    Observer::on_step_end_all(e);
+    return;
+  }
+  a.end_ns = e.latest_ns;
+  a.slowest = e.latest_rank;
+  a.count = plan_.ranks;
+  finish(e.step, a);
+}
+
+void StepTable::finish(int64_t step, const Agg& a) {
   const int64_t dur = a.end_ns - prev_end_;
   durations_.push_back(dur);
   if (out_)

@@ -24,6 +24,7 @@ class StepTable final : public Observer {
 
   void on_work_started(const WorkRecord& w) override;
   void on_step_end(int rank, int64_t step, SimTime t) override;
+  void on_step_end_all(const StepEnds& e) override;
   void on_end(SimTime t, Outcome o) override;
 
   StepStats stats() const;
@@ -40,6 +41,8 @@ class StepTable final : public Observer {
   // The step's aggregate; the table grows as steps are reached, never to
   // job.steps up front (a huge job.steps must not allocate before it runs).
   Agg& at(int64_t step);
+  // Writes the step's row once its last rank is counted.
+  void finish(int64_t step, const Agg& a);
 
   const Plan& plan_;
   std::FILE* out_;

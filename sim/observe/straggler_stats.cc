@@ -15,18 +15,50 @@ void StragglerStats::on_compute(int rank, uint32_t, int64_t, SimTime begin, SimT
 }
 
 void StragglerStats::on_transfer(const WorkRecord& w, SimTime begin, SimTime, int64_t) {
-  if (w.started != SimTime::never()) add_wait(w.rank, (begin - w.started).ns);
+  if (w.started == SimTime::never()) return;
+  add_wait(w.rank, (begin - w.started).ns);
+  per_op_waits_ = true;
 }
 
 void StragglerStats::on_step_end(int rank, int64_t step, SimTime) { end_step(rank, step); }
 
+// One pass over the ranks: the totals, and the step's least wait (lowest rank
+// on ties) merged as end_step would merge it rank by rank. Per-op waits from
+// the event callbacks (none under the lockstep executor) take the rank-by-rank way.
 void StragglerStats::on_step_accounted(int64_t step, std::span<const int64_t> compute_ns,
                                        std::span<const int64_t> wait_ns) {
-  for (size_t r = 0; r < wait_ns.size(); ++r) {
-    const int rank = static_cast<int>(r);
-    add_compute(rank, compute_ns[r]);
-    add_wait(rank, wait_ns[r]);
-    end_step(rank, step);
+  if (per_op_waits_) {
+    for (size_t r = 0; r < wait_ns.size(); ++r) {
+      const int rank = static_cast<int>(r);
+      add_compute(rank, compute_ns[r]);
+      add_wait(rank, wait_ns[r]);
+      end_step(rank, step);
+    }
+    return;
+  }
+  const size_t n = wait_ns.size();
+  int64_t* total_wait = wait_ns_.data();
+  int64_t* total_compute = compute_ns_.data();
+  int64_t least = INT64_MAX;
+  size_t who = n;
+  for (size_t r = 0; r < n; ++r) {
+    total_compute[r] += compute_ns[r];
+    const int64_t w = wait_ns[r];
+    total_wait[r] += w;
+    if (w < least) {
+      least = w;
+      who = r;
+    }
+  }
+  if (n == 0) return;
+  const auto si = static_cast<size_t>(step);
+  if (si >= best_.size()) best_.resize(si + 1);
+  if (who == n) return;  // every wait INT64_MAX: end_step would keep the step's best too
+  StepBest& b = best_[si];
+  const auto rank = static_cast<int32_t>(who);
+  if (least < b.wait_ns || (least == b.wait_ns && rank < b.rank)) {
+    b.wait_ns = least;
+    b.rank = rank;
   }
 }
 

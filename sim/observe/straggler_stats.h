@@ -45,6 +45,7 @@ class StragglerStats final : public Observer, public StepAccounting {
   };
   std::vector<int64_t> wait_ns_, compute_ns_, step_wait_ns_;  // per rank
   std::vector<StepBest> best_;                                // per step ended so far
+  bool per_op_waits_ = false;  // on_transfer has added to step_wait_ns_
 };
 
 }  // namespace fleetsim

@@ -3,8 +3,12 @@
 // intermittent, pause, throttle) apply where and when they say.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 
+#include "fleetsim/rng.h"
+#include "fleetsim/time.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/model/compute_time.h"
 
@@ -102,13 +106,65 @@ TEST(ComputeTime, ThrottleFollowsItsSchedule) {
   EXPECT_EQ(ct.sample_ns(3, 4, 0), 100'000'000);
 }
 
-// add_all (the lockstep's batch path) gives exactly sample_ns's values.
+// add_all (the lockstep's batch path) gives exactly sample_ns's values, with
+// and without faults and for every jitter law, adds to or stores into the
+// compute array as asked, and reports the clocks' range.
 TEST(ComputeTime, BatchMatchesSingleDraws) {
-  const Plan plan = plan_of("2%", "  - straggler: {ranks: [1], slowdown: 1.2}\n", 10);
-  ComputeTime ct(plan);
-  std::vector<int64_t> clock(8, 0);
-  ct.add_all(7, 0, clock.data(), nullptr);
-  for (int r = 0; r < 8; ++r) EXPECT_EQ(clock[static_cast<size_t>(r)], ct.sample_ns(r, 7, 0));
+  for (const auto& [jitter, faults] : {std::pair<std::string, std::string>{"2%", "  - straggler: {ranks: [1], slowdown: 1.2}\n"},
+                                       {"2%", ""}, {"{dist: gamma, cv: 3%}", ""}, {"0%", ""}}) {
+    const Plan plan = plan_of(jitter, faults, 10);
+    ComputeTime ct(plan);
+    std::vector<int64_t> clock(8), compute(8, 5), stored(8, 5);
+    for (int r = 0; r < 8; ++r) clock[static_cast<size_t>(r)] = 1000 * (r % 3);
+    const std::vector<int64_t> start = clock;
+    ComputeTime::ClockRange range;
+    ct.add_all(7, 0, clock.data(), compute.data(), ComputeTime::Sum::kAdd, &range);
+    std::vector<int64_t> again = start;
+    ct.add_all(7, 0, again.data(), stored.data(), ComputeTime::Sum::kStore);
+    EXPECT_EQ(again, clock);
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    int hi_rank = -1;
+    for (int r = 0; r < 8; ++r) {
+      const auto i = static_cast<size_t>(r);
+      const int64_t d = ct.sample_ns(r, 7, 0);
+      EXPECT_EQ(clock[i], start[i] + d) << jitter << " rank " << r;
+      EXPECT_EQ(compute[i], 5 + d);
+      EXPECT_EQ(stored[i], d);
+      lo = std::min(lo, clock[i]);
+      if (clock[i] > hi) { hi = clock[i]; hi_rank = r; }
+    }
+    EXPECT_EQ(range.lo, lo);
+    EXPECT_EQ(range.hi, hi);
+    EXPECT_EQ(range.hi_rank, hi_rank);
+  }
+}
+
+// to_ns skips round_to_duration's division only where the division cannot
+// change the result: the same nanoseconds for durations a few ulps either side
+// of a half-integer (where it matters), across magnitudes, and for a million
+// durations drawn over 0 to 10 s and over the edges of the fast path.
+TEST(ComputeTime, ToNsRoundsAsRoundToDuration) {
+  auto reference = [](double t) { return round_to_duration(t / 1e9).ns; };
+  int64_t checked = 0;
+  for (double whole = 1; whole < 0x1p53; whole = whole * 3 + 1) {
+    const double half = whole + 0.5;
+    double below = half, above = half;
+    for (int k = 0; k < 12; ++k) {
+      EXPECT_EQ(ComputeTime::to_ns(below), reference(below)) << below;
+      EXPECT_EQ(ComputeTime::to_ns(above), reference(above)) << above;
+      below = std::nextafter(below, 0.0);
+      above = std::nextafter(above, 1e300);
+      checked += 2;
+    }
+  }
+  const uint64_t stream = stream_seed(7, 0, Stream::kComputeJitter);
+  for (uint64_t i = 0; i < 1'000'000; ++i) {
+    const double u = draw_uniform(stream, i);
+    const double t = i % 4 == 0 ? u * 4 : i % 4 == 1 ? 0x1p51 * (0.5 + u) : u * 1e10;
+    ASSERT_EQ(ComputeTime::to_ns(t), reference(t)) << t;
+    ++checked;
+  }
+  EXPECT_GT(checked, 1'000'000);
 }
 
 }  // namespace
