@@ -111,27 +111,22 @@ void PickleWriter::close_tuple() {
   op(n <= 3 ? kSmall[n] : kTuple);
 }
 
+// BINPUT/BINGET with a 1-byte slot, LONG_BINPUT/LONG_BINGET with 4 bytes past 255.
+void PickleWriter::memo_op(uint8_t short_op, uint8_t long_op, uint32_t slot) {
+  const bool small = slot <= std::numeric_limits<uint8_t>::max();
+  op(small ? short_op : long_op);
+  le(slot, small ? 1 : 4);
+}
+
 uint32_t PickleWriter::memoize() {
   const uint32_t slot = next_memo_++;
-  if (slot <= std::numeric_limits<uint8_t>::max()) {
-    op(kBinPut);
-    le(slot, 1);
-  } else {
-    op(kLongBinPut);
-    le(slot, 4);
-  }
+  memo_op(kBinPut, kLongBinPut, slot);
   return slot;
 }
 
 void PickleWriter::get(uint32_t slot) {
   FLEETSIM_CHECK(slot < next_memo_);
-  if (slot <= std::numeric_limits<uint8_t>::max()) {
-    op(kBinGet);
-    le(slot, 1);
-  } else {
-    op(kLongBinGet);
-    le(slot, 4);
-  }
+  memo_op(kBinGet, kLongBinGet, slot);
 }
 
 std::string PickleWriter::finish() {

@@ -42,6 +42,7 @@ class PickleWriter {
  private:
   void op(uint8_t code) { out_.push_back(static_cast<char>(code)); }
   void le(uint64_t v, int bytes);
+  void memo_op(uint8_t short_op, uint8_t long_op, uint32_t slot);
 
   std::string out_;
   uint32_t next_memo_ = 0;
