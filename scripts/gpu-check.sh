@@ -96,9 +96,9 @@ if [ "$FULL" = 1 ]; then
     tee -a "$LOG" <"$V/spin/real/telemetry.csv"
     say "-- real/job.log"
     tee -a "$LOG" <"$V/spin/real/job.log"
-    say "-- real/fr/rank_0.json (last entries)"
-    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [print(e.get("collective_seq_id"), e.get("profiling_name"), e.get("state"), e.get("time_created_ns"), e.get("duration_ms")) for e in d["entries"][-4:]]' \
-        "$V/spin/real/fr/rank_0.json" 2>&1 | tee -a "$LOG"
+    say "-- real/fr/comm_lib_trace_rank_0 (last entries)"
+    python3 -c 'import pickle,sys; d=pickle.load(open(sys.argv[1], "rb")); [print(e.get("collective_seq_id"), e.get("profiling_name"), e.get("state"), e.get("time_created_ns"), e.get("duration_ms")) for e in d["entries"][-4:]]' \
+        "$V/spin/real/fr/comm_lib_trace_rank_0" 2>&1 | tee -a "$LOG"
     say "-- mpirun.log"
     tee -a "$LOG" <"$V/spin/mpirun.log"
     run 60 "$B/fleetsim" diagnose "$V/spin/real" || true

@@ -144,7 +144,8 @@ void RankRunner::abort_transport_bounded() {
   }
 }
 
-// Writes fr/rank_<r>.json once and schedules the abort dump_wait later.
+// Writes the rank's flight-recorder dump (fr/, as job.flight_recorder says) once and
+// schedules the abort dump_wait later.
 void RankRunner::dump_locked(int64_t now) {
   if (dumped_) return;
   dumped_ = true;

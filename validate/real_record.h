@@ -1,6 +1,6 @@
 // The RunRecord of a real run. Every MPI process streams its own part file
 // (parts/rank_<r>.tsv, flushed line by line, so it survives a kill) and writes
-// its own fr/rank_<r>.json; the launcher merges the parts into summary.json,
+// its own flight-recorder dump under fr/; the launcher merges the parts into summary.json,
 // steps.csv, telemetry.csv and job.log with the simulator's observers, so the
 // folder reads exactly like a simulated one. MPI-free: unit-testable anywhere.
 #pragma once

@@ -171,6 +171,45 @@ static_assert([] {
   return true;
 }(), "kCommBackends must list the backends in enum order");
 
+// The flight recorder's dump settings (`job.flight_recorder: {format: json, timing: on}`),
+// once: the loader, the recorder (sim/observe), `fleetsim list flight-recorder` and the
+// docs test read this table. Each setting has two values, the first PyTorch's default.
+enum class FrSetting : uint8_t { kFormat, kTiming, kOnlyActive, kStackTraces };
+struct FrSettingSpec {
+  FrSetting id;
+  const char* key;        // as the YAML spells it
+  const char* values[2];  // [0] the default (PyTorch's), [1] the other
+  const char* what;       // one line for help and docs
+};
+// INVARIANT: kFrSettings[i].id == static_cast<FrSetting>(i).
+inline constexpr FrSettingSpec kFrSettings[] = {
+    {FrSetting::kFormat, "format", {"pickle", "json"},
+     "pickle: fr/comm_lib_trace_rank_<r>, as PyTorch dumps on a timeout; json: fr/rank_<r>.json, as "
+     "_dump_nccl_trace_json returns it"},
+    {FrSetting::kTiming, "timing", {"off", "on"},
+     "TORCH_NCCL_ENABLE_TIMING: on records start events, so work shows started and, once completed, "
+     "duration_ms; off, work goes from scheduled to completed"},
+    {FrSetting::kOnlyActive, "only_active", {"false", "true"},
+     "TORCH_INCLUDE_ONLY_ACTIVE: true leaves out the entries whose completion the watchdog saw"},
+    {FrSetting::kStackTraces, "stack_traces", {"on", "off"},
+     "TORCH_INCLUDE_STACK_TRACE: on gives each entry its frames (the scenario's op, its when, the step)"},
+};
+static_assert([] {
+  for (int i = 0; i < static_cast<int>(std::size(kFrSettings)); ++i)
+    if (static_cast<int>(kFrSettings[i].id) != i) return false;
+  return true;
+}(), "kFrSettings must list the settings in enum order");
+
+// The values chosen for kFrSettings: each an index into its row's `values`.
+struct FlightRecorderSettings {
+  uint8_t choice[std::size(kFrSettings)] = {};  // all PyTorch's defaults
+  bool is_default(FrSetting s) const { return choice[static_cast<int>(s)] == 0; }
+  bool json() const { return !is_default(FrSetting::kFormat); }
+  bool timing() const { return !is_default(FrSetting::kTiming); }
+  bool only_active() const { return !is_default(FrSetting::kOnlyActive); }
+  bool stack_traces() const { return is_default(FrSetting::kStackTraces); }
+};
+
 // How the simulated job behaves around its step program.
 struct Job {
   int64_t steps = 1;
@@ -179,6 +218,7 @@ struct Job {
   Duration telemetry_period = Duration::seconds(1);
   int launch_queue = 4;           // GPU ops a CPU may enqueue ahead of its GPU
   int flight_recorder_entries = 2000;   // per rank, as TORCH_FR_BUFFER_SIZE
+  FlightRecorderSettings flight_recorder;  // job.flight_recorder: how the dumps are written
   Duration dump_wait = Duration::seconds(60);     // watchdog waits this long for dumps, then aborts
   Duration crash_detect = Duration::seconds(5);   // launcher notices a dead rank this long after
   CollectiveModel collective_model = CollectiveModel::kNccl;  // how collective durations are computed

@@ -1,4 +1,4 @@
-// `fleetsim list [faults|causes|models|backends|outputs]`: prints the project's
+// `fleetsim list [faults|causes|models|backends|flight-recorder|outputs]`: prints the project's
 // vocabularies from the tables that the loader and the code read, so the help
 // can never disagree with what a scenario may say.
 #include <cstdio>
@@ -39,6 +39,14 @@ void print_backends() {
   for (const CommBackendSpec& b : kCommBackends) std::printf("  %-6s %s\n", b.name, b.what);
 }
 
+void print_flight_recorder() {
+  std::printf("flight-recorder settings (scenario `job.flight_recorder: {KEY: VALUE}`; the first value is the default):\n");
+  for (const FrSettingSpec& s : kFrSettings) {
+    const std::string values = std::string(s.values[0]) + ", " + s.values[1];
+    std::printf("  %-12s %-13s %s\n", s.key, values.c_str(), s.what);
+  }
+}
+
 void print_outputs() {
   std::printf("outputs (RunRecord files; `fleetsim run --outputs`):\n");
   for (const OutputSpec& o : kOutputs)
@@ -50,9 +58,10 @@ void print_outputs() {
 
 void register_list_command(CLI::App& app, int* exit_code) {
   auto what = std::make_shared<std::string>("all");
-  CLI::App* cmd = app.add_subcommand("list", "List fault kinds, diagnose causes, collective models, backends or outputs");
-  cmd->add_option("what", *what, "faults, causes, models, backends, outputs or all (default)")
-      ->check(CLI::IsMember({"faults", "causes", "models", "backends", "outputs", "all"}));
+  CLI::App* cmd = app.add_subcommand("list", "List fault kinds, diagnose causes, collective models, backends, "
+                                    "flight-recorder settings or outputs");
+  cmd->add_option("what", *what, "faults, causes, models, backends, flight-recorder, outputs or all (default)")
+      ->check(CLI::IsMember({"faults", "causes", "models", "backends", "flight-recorder", "outputs", "all"}));
   cmd->callback([what, exit_code] {
     const bool all = *what == "all";
     bool first = true;
@@ -66,6 +75,7 @@ void register_list_command(CLI::App& app, int* exit_code) {
     section("causes", print_causes);
     section("models", print_models);
     section("backends", print_backends);
+    section("flight-recorder", print_flight_recorder);
     section("outputs", print_outputs);
     *exit_code = 0;
   });

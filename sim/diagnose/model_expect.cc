@@ -181,9 +181,11 @@ ModelCheck check_against_model(const Record& rec, const HealthyModel* model) {
   if (rec.dumps.empty()) return out;
   if (!model) return out;
   out.loaded = true;
-  out.slow = judge(*model, time_instances(rec.dumps));
+  const auto timed = time_instances(rec.dumps);
+  out.slow = judge(*model, timed);
   out.text = "model (" + model->describe() + "): " +
-             (out.slow ? std::to_string(out.slow->slow.size()) + " of " + std::to_string(out.slow->instances) +
+             (timed.empty() ? std::string("no collective durations in the dumps (timing off): nothing to compare")
+              : out.slow ? std::to_string(out.slow->slow.size()) + " of " + std::to_string(out.slow->instances) +
                              " " + out.slow->pg_desc + " group(s) slower than 0.8x the healthy fabric's bandwidth"
                        : std::string("every group's collectives within 1.25x of the healthy fabric's time"));
   return out;

@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "sim/diagnose/pickle_machine.h"
-#include "sim/diagnose/pickle_ops.h"
+#include "fleetsim/pickle_ops.h"
 
 namespace fleetsim::diagnose {
 

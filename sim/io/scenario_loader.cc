@@ -36,8 +36,8 @@ const Names kFleetKeys = {"system", "nodes", "gpus_per_node", "sms_per_gpu", "nv
                           "oversubscription", "gpudirect", "cpu"};
 const Names kParallelKeys = {"tp", "dp", "pp"};
 const Names kJobKeys = {"steps", "seed", "watchdog", "telemetry_period", "launch_queue",
-                        "flight_recorder_entries", "dump_wait", "crash_detect", "collective_model", "nccl",
-                        "backend"};
+                        "flight_recorder_entries", "flight_recorder", "dump_wait", "crash_detect",
+                        "collective_model", "nccl", "backend"};
 const Names kNcclKeys = {"version", "algo", "proto"};
 const Names kExpectKeys = {"outcome", "hang_step", "steps_completed", "cause", "culprit"};
 const Names kOutcomes = {"completed", "hang", "crash", "deadlock"};
@@ -199,6 +199,7 @@ void ScenarioReader::read_job(const YamlNode& n, Job* job) {
   }
   read_int(n, "launch_queue", "job", 1, 1 << 20, &job->launch_queue);
   read_int(n, "flight_recorder_entries", "job", 0, 1 << 24, &job->flight_recorder_entries);
+  if (const YamlNode* v = n.find("flight_recorder")) read_flight_recorder(*v, &job->flight_recorder);
   read_duration(n, "dump_wait", "job", &job->dump_wait);
   read_duration(n, "crash_detect", "job", &job->crash_detect);
   if (const YamlNode* v = n.find("collective_model")) {
@@ -224,6 +225,30 @@ void ScenarioReader::read_job(const YamlNode& n, Job* job) {
     }
   }
   if (const YamlNode* v = n.find("nccl")) read_nccl(*v, job);
+}
+
+// job.flight_recorder: {format, timing, only_active, stack_traces}, each one of its
+// kFrSettings row's two values; on/off and true/false stand for each other.
+void ScenarioReader::read_flight_recorder(const YamlNode& n, FlightRecorderSettings* fr) {
+  Names keys;
+  for (const FrSettingSpec& spec : kFrSettings) keys.push_back(spec.key);
+  if (!check_map(n, "job.flight_recorder", keys)) return;
+  auto same = [](std::string_view a, std::string_view b) {
+    auto flag = [](std::string_view x) { return x == "on" || x == "true" ? 1 : x == "off" || x == "false" ? 0 : -1; };
+    return a == b || (flag(a) >= 0 && flag(a) == flag(b));
+  };
+  for (const FrSettingSpec& spec : kFrSettings) {
+    const YamlNode* v = n.find(spec.key);
+    if (!v) continue;
+    const std::string what = "job.flight_recorder." + std::string(spec.key);
+    auto s = as_string(*v, what);
+    if (!s) continue;
+    int found = -1;
+    for (int i = 0; i < 2; ++i)
+      if (same(*s, spec.values[i])) found = i;
+    if (found >= 0) fr->choice[static_cast<int>(spec.id)] = static_cast<uint8_t>(found);
+    else unknown_name(v->loc, what, *s, Names{spec.values[0], spec.values[1]});
+  }
 }
 
 // job.nccl: {version, algo, proto}, checked with the NCCL model's own parsers.

@@ -24,6 +24,7 @@ class ScenarioReader : public NodeReader {
   void read_parallel(const YamlNode* n, const SourceLoc& root_loc, Parallel* par);
   void read_job(const YamlNode& n, Job* job);
   void read_nccl(const YamlNode& n, Job* job);
+  void read_flight_recorder(const YamlNode& n, FlightRecorderSettings* fr);
   void read_fabric_fault(const YamlNode& body, const std::string& what, Fault* f);
   void read_expect(const YamlNode& n, Expect* expect);
 

@@ -123,7 +123,8 @@ namespace {
 // scenario library; the estimate aims at 2x, not at the byte).
 constexpr int64_t kStepRowBytes = 46, kTelemetryRowBytes = 64;
 constexpr int64_t kTraceMetaBytes = 220, kTraceComputeBytes = 105, kTraceCollectiveBytes = 290;
-constexpr int64_t kFrEntryBytes = 980, kFrFileBytes = 700, kFrRankListBytes = 6;
+// A JSON entry spells every key; a pickle entry fetches repeated strings from its memo.
+constexpr int64_t kFrJsonEntryBytes = 980, kFrPickleEntryBytes = 160, kFrFileBytes = 700, kFrRankListBytes = 6;
 constexpr int64_t kLogLineBytes = 80, kHangLogBytesPerRank = 900;
 constexpr int64_t kSummaryBytes = 3000, kModelBytes = 1000;
 constexpr int64_t kSampledStepsMax = 1024;
@@ -259,7 +260,8 @@ OutputEstimate estimate_outputs(const Plan& plan, const CostModel& cost, const O
     for (int g = 0; g < kGroupKinds; ++g)
       if (plan.group_exists(static_cast<GroupKind>(g)))
         header += static_cast<double>(plan.group_size(static_cast<GroupKind>(g)) * kFrRankListBytes);
-    add(OutputFile::kFr, ranks * (header + entries * kFrEntryBytes));
+    const int64_t entry_bytes = job.flight_recorder.json() ? kFrJsonEntryBytes : kFrPickleEntryBytes;
+    add(OutputFile::kFr, ranks * (header + entries * static_cast<double>(entry_bytes)));
     e.fr_memory_bytes = clamp_bytes(ranks * entries * static_cast<double>(sizeof(WorkRecord)));
   }
   std::stable_sort(e.files.begin(), e.files.end(), [](const auto& a, const auto& b) { return a.second > b.second; });

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/diagnose/pickle_ops.h"
+#include "fleetsim/pickle_ops.h"
 #include "sim/diagnose/pickle_reader.h"
 
 namespace fleetsim::diagnose {

@@ -125,6 +125,17 @@ TEST(Vocabulary, BackendsInTheScenarioFormatMatchTheTable) {
   }
 }
 
+// docs/scenario-format.md's flight-recorder table is kFrSettings, key, values and words.
+TEST(Vocabulary, FlightRecorderSettingsInTheScenarioFormatMatchTheTable) {
+  const auto rows = marked_rows(read_doc("scenario-format.md"), "flight-recorder");
+  ASSERT_EQ(rows.size(), std::size(kFrSettings)) << "the <!-- vocabulary: flight-recorder --> table";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].at(0), kFrSettings[i].key);
+    EXPECT_EQ(rows[i].at(1), std::string(kFrSettings[i].values[0]) + ", " + kFrSettings[i].values[1]);
+    EXPECT_EQ(rows[i].at(2), kFrSettings[i].what);
+  }
+}
+
 // docs/isolation-order.md teaches the steps diagnose and the drill name: the same
 // numbers and names, in the same order.
 TEST(Vocabulary, IsolationStepsInTheDocsMatchTheTable) {

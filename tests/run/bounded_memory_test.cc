@@ -35,14 +35,14 @@ TEST(BoundedMemory, StepObserversDoNotAllocateJobSteps) {
 }
 
 TEST(BoundedMemory, FlightRecorderSizesEachRankOnDemand) {
-  const Plan plan = plan_of("name: t\nfleet: {nodes: 12500, gpus_per_node: 8}\njob: {flight_recorder_entries: 16777216}\n"
+  const Plan plan = plan_of("name: t\nfleet: {nodes: 12500, gpus_per_node: 8}\njob: {flight_recorder_entries: 16777216, flight_recorder: {format: json}}\n"
                             "step:\n  - allreduce: {bytes: 1MiB}\n");
   // ranks x capacity up front would be 1.6e12 records.
   FlightRecorder fr(plan, "/nonexistent", plan.scenario.job.flight_recorder_entries);
   WorkRecord w;
   w.rank = 99999;
   fr.on_work_enqueued(w);
-  const std::string dump = fr.dump_json(99999, SimTime{0});
+  const std::string dump = fr.dump(99999, SimTime{0});
   EXPECT_NE(dump.find("\"record_id\": 0"), std::string::npos) << dump.substr(0, 400);
 }
 

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "fleetsim/cost_model.h"
+#include "sim/diagnose/pickle_reader.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/run/run.h"
 #include "tests/support/files.h"
@@ -134,19 +135,35 @@ TEST_F(Step400, NvlinkBytesCountTheTensorParallelTraffic) {
   EXPECT_LE(last, 400 * per_step);
 }
 
-// Rank 0's world group has enqueued one collective more than every other rank.
+// Rank 0's world group has enqueued one collective more than every other rank. The
+// dumps are PyTorch's defaults: pickles named comm_lib_trace_rank_<r>, timing off (no
+// start seen, so the stuck all-reduce is still `scheduled`), stack traces on.
+nlohmann::json fr_pickle(const fs::path& dir, int rank) {
+  const std::string name = "comm_lib_trace_rank_" + std::to_string(rank);
+  Result<nlohmann::json> v = diagnose::read_pickle(slurp(dir / "fr" / name), name);
+  EXPECT_TRUE(v.ok()) << name;
+  return v.ok() ? *v : nlohmann::json::object();
+}
+
 TEST_F(Step400, RankZeroRunsOneWorldCollectiveAhead) {
   for (int r = 0; r < 32; ++r) {
-    const auto fr = nlohmann::json::parse(slurp(*dir_ / "fr" / ("rank_" + std::to_string(r) + ".json")));
-    EXPECT_EQ(fr["pg_status"]["0"]["last_enqueued_collective"], r == 0 ? "1" : "-1") << "rank " << r;
+    const auto fr = fr_pickle(*dir_, r);
+    EXPECT_EQ(fr["pg_status"]["0"]["last_enqueued_collective"], r == 0 ? 1 : -1) << "rank " << r;
+    EXPECT_EQ(fr["pg_status"]["0"]["last_started_collective"], -1) << "timing off: no start is seen";
     EXPECT_EQ(fr["pg_config"]["0"]["desc"], "default_pg");
+    EXPECT_FALSE(fs::exists(*dir_ / "fr" / ("rank_" + std::to_string(r) + ".json")));
   }
-  const auto fr0 = nlohmann::json::parse(slurp(*dir_ / "fr" / "rank_0.json"));
+  const auto fr0 = fr_pickle(*dir_, 0);
   const auto& last = fr0["entries"].back();
   EXPECT_EQ(last["profiling_name"], "nccl:all_reduce");
-  EXPECT_EQ(last["state"], "started");
+  EXPECT_EQ(last["state"], "scheduled");
+  EXPECT_TRUE(last["time_discovered_started_ns"].is_null());
+  EXPECT_FALSE(last.contains("duration_ms"));
   EXPECT_EQ(last["frames"][0]["name"], "loss");
   EXPECT_EQ(last["frames"][1]["name"], "when: rank == 0 && step % 400 == 0");
+  const auto& done = fr0["entries"].front();
+  EXPECT_EQ(done["state"], "completed");
+  EXPECT_TRUE(done["time_discovered_completed_ns"].is_number_integer());
 }
 
 // job.log carries ProcessGroupNCCL's timeout line for the stuck world all-reduce.

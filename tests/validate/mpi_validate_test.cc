@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "sim/diagnose/diagnose.h"
+#include "sim/diagnose/pickle_reader.h"
 #include "sim/model/calibration.h"
 
 namespace fs = std::filesystem;
@@ -80,8 +81,13 @@ TEST(MpiValidate, Step40HangsForReal) {
   EXPECT_NE(all.find("[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE"),
             std::string::npos);
   for (int r = 0; r < 4; ++r) {
-    const auto fr = read_json(out + "/real/fr/rank_" + std::to_string(r) + ".json");
-    EXPECT_EQ(fr["pg_status"]["0"]["last_enqueued_collective"], r == 0 ? "1" : "-1") << "rank " << r;
+    // The real runners dump as the simulator does: PyTorch's default pickle.
+    const std::string name = out + "/real/fr/comm_lib_trace_rank_" + std::to_string(r);
+    std::ifstream in(name, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto fr = fleetsim::diagnose::read_pickle(bytes, name);
+    ASSERT_TRUE(fr.ok()) << name;
+    EXPECT_EQ((*fr)["pg_status"]["0"]["last_enqueued_collective"], r == 0 ? 1 : -1) << "rank " << r;
   }
   auto d = fleetsim::diagnose::diagnose_dir(out + "/real");
   ASSERT_TRUE(d.ok());
@@ -129,7 +135,7 @@ TEST(MpiValidate, FixedVariantCompletes) {
   EXPECT_EQ(s["outcome"], "completed") << text;
   EXPECT_EQ(s["steps_completed"], 42);
   EXPECT_EQ(s["real"]["mpirun_exit_code"], 0);
-  EXPECT_TRUE(fs::exists(out + "/real/fr/rank_3.json"));
+  EXPECT_TRUE(fs::exists(out + "/real/fr/comm_lib_trace_rank_3"));
   fs::remove_all(out);
 }
 
@@ -144,7 +150,7 @@ TEST(MpiValidate, CrashExitsNonZeroWithoutHanging) {
   EXPECT_EQ(s["crash"]["rank"], 1);
   EXPECT_NE(s["real"]["mpirun_exit_code"], 0);
   EXPECT_EQ(s["real"]["killed_by_launcher"], false);
-  EXPECT_FALSE(fs::exists(out + "/real/fr/rank_1.json"));  // a dead process dumps nothing
+  EXPECT_FALSE(fs::exists(out + "/real/fr/comm_lib_trace_rank_1"));  // a dead process dumps nothing
   EXPECT_EQ(runners_alive(out), 0);
   fs::remove_all(out);
 }

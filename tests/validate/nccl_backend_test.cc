@@ -220,7 +220,7 @@ TEST(NcclBackend, SpinDemoOnTheCpuBackend) {
   std::string all((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
   EXPECT_NE(all.find("Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, OpType=ALLREDUCE"),
             std::string::npos) << all;
-  EXPECT_TRUE(fs::exists(out_dir + "/real/fr/rank_0.json"));
+  EXPECT_TRUE(fs::exists(out_dir + "/real/fr/comm_lib_trace_rank_0"));
   // While it spins the rank reads busy with no compute (as nvidia-smi reads a hung NCCL kernel). The
   // runner's own accounting says so exactly: in a collective for the whole of each sample's interval
   // (sm_active 1), in compute for none of it (tensor_active 0). gpu_util on the CPU backend is the

@@ -1,12 +1,13 @@
 // The pickle opcodes, one table: each opcode's byte, its name (as Python's
-// pickletools names it) and whether the pickle reader reads it or refuses it, and
-// why. docs/flight-recorder-formats.md lists the same opcodes.
+// pickletools names it) and whether the pickle reader (sim/diagnose) reads it or
+// refuses it, and why. The flight recorder's pickle writer (sim/observe) takes its
+// bytes from here too. docs/flight-recorder-formats.md lists the same opcodes.
 #pragma once
 
 #include <cstdint>
 #include <string_view>
 
-namespace fleetsim::diagnose {
+namespace fleetsim {
 
 enum class PickleOpUse : uint8_t {
   kRead,          // plain data: read
@@ -98,4 +99,12 @@ constexpr const PickleOp* find_pickle_op(uint8_t code) {
   return nullptr;
 }
 
-}  // namespace fleetsim::diagnose
+// The byte of the opcode pickletools calls `name`; usable only where it can be
+// evaluated at compile time, so a misspelt name fails the build.
+consteval uint8_t pickle_op_code(std::string_view name) {
+  for (const PickleOp& op : kPickleOps)
+    if (op.name == name) return op.code;
+  throw "no such pickle opcode";  // not a constant expression: a compile error
+}
+
+}  // namespace fleetsim
