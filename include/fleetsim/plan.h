@@ -97,6 +97,13 @@ struct Plan {
   int group_index(GroupKind g, int rank) const;           // position of rank in its instance
   int group_member(GroupKind g, int instance, int index) const;
   GroupShape group_shape(GroupKind g, int instance) const;
+  // The instance's global process-group name, as PyTorch names groups: every rank
+  // creates every group in one order (the world, then each kind's instances in
+  // kind order: tp, dp, pp), and a group's name is its place in that order. World
+  // is "0"; tp instance 1 of a 4-instance tp kind is "2", the first dp group "5".
+  // Unique across the job: a flight-recorder dump's pg_config key and the
+  // watchdog's PG GUID. (A dump's pg_id stays rank-local: the kind.)
+  std::string group_global_name(GroupKind g, int instance) const;
   // The link faults that touch a group instance, in the group-relative terms of
   // LinkDegradation (node 0 = the group's first node; NIC indices count only the
   // NICs its members on that node use). Empty for a healthy group.

@@ -2,11 +2,34 @@
 #include "sim/diagnose/walk_context.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <set>
 #include <tuple>
 
 namespace fleetsim::diagnose {
+namespace {
+
+// Process-group names in numeric order where both are numbers ("5" before "10").
+struct PgOrder {
+  bool operator()(const std::string& a, const std::string& b) const {
+    const auto digits = [](const std::string& x) {
+      return !x.empty() && std::all_of(x.begin(), x.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+    };
+    if (a.size() != b.size() && digits(a) && digits(b)) return a.size() < b.size();
+    return a < b;
+  }
+};
+
+// "5, 6, 7" or "5, 6, 7, 8, 9, 10 and 6 more".
+std::string pg_list(const std::vector<std::string>& pgs) {
+  std::string t;
+  for (size_t i = 0; i < pgs.size() && i < 6; ++i) t += (i ? ", " : "") + pgs[i];
+  if (pgs.size() > 6) t += " and " + std::to_string(pgs.size() - 6) + " more";
+  return t;
+}
+
+}  // namespace
 std::string ranks_text(const std::vector<int>& r) {
   return r.size() == 1 ? "rank " + std::to_string(r[0]) : "ranks " + format_ranks(r);
 }
@@ -88,13 +111,22 @@ void WalkContext::note_watchdogs() {
               " (the first to time out is usually a waiting victim, not the culprit)");
   // Per process group: the (SeqNum, OpType, NumelIn) each rank timed out at. The
   // odd one out is judged within one group, never across groups.
-  std::map<std::string, std::map<std::string, std::vector<int>>> by_pg;
+  std::map<std::string, std::map<std::string, std::vector<int>>, PgOrder> by_pg;
   for (const WatchdogLine& w : watchdogs) {
     by_pg[w.pg]["SeqNum=" + std::to_string(w.seq) + " OpType=" + w.op_type + numel(w)]
         .push_back(w.rank);
   }
+  // Groups whose members all timed out at one op are alike (the instances of one
+  // kind, each waiting): one line per op for them; a group split is shown whole.
+  std::map<std::string, std::pair<std::vector<std::string>, std::vector<int>>> alike;  // work -> pgs, ranks
   int shown = 0;
   for (const auto& [pg, by_work] : by_pg) {
+    if (by_work.size() == 1 && !pg.empty()) {
+      auto& [pgs, ranks] = alike[by_work.begin()->first];
+      pgs.push_back(pg);
+      ranks.insert(ranks.end(), by_work.begin()->second.begin(), by_work.begin()->second.end());
+      continue;
+    }
     size_t most = 0;
     for (const auto& [work, ranks] : by_work) most = std::max(most, ranks.size());
     for (const auto& [work, ranks] : by_work) {
@@ -105,17 +137,34 @@ void WalkContext::note_watchdogs() {
                   " timed out at " + work);
     }
   }
+  for (auto& [work, pr] : alike) {
+    if (shown++ == 8) return;
+    auto& [pgs, ranks] = pr;
+    std::sort(ranks.begin(), ranks.end());
+    note(3, (pgs.size() == 1 ? "pg " : "pgs ") + pg_list(pgs) + ": " +
+                (ranks.size() > 6 ? std::to_string(ranks.size()) + " ranks" : "rank(s) " + format_ranks(ranks)) +
+                " timed out at " + work);
+  }
 }
 
 void WalkContext::note_pg_status() {
   // pg name -> rank -> status, for the groups each rank reports.
-  std::map<std::string, std::map<int, FrStatus>> by_pg;
+  std::map<std::string, std::map<int, FrStatus>, PgOrder> by_pg;
   for (const auto& [rank, dump] : rec.dumps) {
     for (const auto& [pg, st] : dump.status) by_pg[pg][rank] = st;
   }
+  // Groups whose members all agree say little one by one: they are counted. At most
+  // eight groups with a split are shown, so the transcript is bounded at any scale.
+  std::vector<std::string> agree;
+  int shown = 0;
   for (const auto& [pg, ranks] : by_pg) {
     std::map<std::pair<int64_t, int64_t>, std::vector<int>> by_value;
     for (const auto& [rank, st] : ranks) by_value[{st.last_enqueued, st.last_completed}].push_back(rank);
+    if (by_value.size() == 1 && by_pg.size() > 1) {
+      agree.push_back(pg);
+      continue;
+    }
+    if (shown++ == 8) continue;
     std::string t = "pg_status pg " + pg + " (last enqueued/completed):";
     for (const auto& [v, rs] : by_value) {
       t.append(" ").append(std::to_string(v.first)).append("/").append(std::to_string(v.second));
@@ -126,6 +175,11 @@ void WalkContext::note_pg_status() {
     t.pop_back();
     if (by_value.size() > 1) t += " -> the minority is the odd one out";
     note(3, t);
+  }
+  if (shown > 8) note(3, "pg_status: " + std::to_string(shown - 8) + " more group(s) split");
+  if (!agree.empty()) {
+    note(3, "pg_status " + std::string(agree.size() == 1 ? "pg " : "pgs ") + pg_list(agree) +
+                ": every member at the same last enqueued/completed");
   }
 }
 

@@ -116,20 +116,21 @@ std::string pg_timing(const std::string& label, const Comms& comms) {
 // last, which waited for no one), and which rank arrived last (the shortest
 // duration) where one clearly did.
 std::string fr_timing(const Incident& inc) {
-  std::map<std::string, Comms> seqs;  // by pg name
-  std::map<std::string, std::string> desc;
+  // By the groups' kind (desc): each instance has its own global name, and an
+  // instance stands out only against the other instances of its kind.
+  std::map<std::string, Comms> seqs;
   for (const auto& [rank, d] : inc.record.dumps) {
     for (const auto& e : d.entries) {
       if (e.is_p2p || !e.duration_ms) continue;
       const auto g = d.groups.find(e.pg_name);
       if (g == d.groups.end() || g->second.ranks.size() < 2) continue;
-      desc[e.pg_name] = " (" + g->second.desc + ")";
-      seqs[e.pg_name][g->second.ranks][e.collective_seq_id].push_back({*e.duration_ms, rank});
+      const std::string kind = g->second.desc.empty() ? "pg " + e.pg_name : g->second.desc;
+      seqs[kind][g->second.ranks][e.collective_seq_id].push_back({*e.duration_ms, rank});
     }
   }
   if (seqs.empty()) return "";
   std::string out = "timing on (duration_ms), over each communicator's sequence numbers in the dumps:\n";
-  for (const auto& [pg, comms] : seqs) out += pg_timing("pg " + pg + desc[pg], comms);
+  for (const auto& [kind, comms] : seqs) out += pg_timing(kind, comms);
   return out;
 }
 

@@ -80,7 +80,7 @@ Json entry_of(const Plan& plan, const WorkRecord& w, uint32_t id, SimTime t) {
   if (fr.stack_traces()) e["frames"] = frames_of(plan, w);
   e["record_id"] = id;
   e["pg_id"] = static_cast<int>(w.group);
-  e["process_group"] = {std::to_string(static_cast<int>(w.group)), pg_desc(w.group)};
+  e["process_group"] = {plan.group_global_name(w.group, plan.group_instance(w.group, w.rank)), pg_desc(w.group)};
   e["thread_name"] = kThreadName;
   e["thread_id"] = std::to_string(kThreadIdBase + 4096 * int64_t{w.rank});
   e["collective_seq_id"] = w.collective_seq_id;
@@ -259,9 +259,12 @@ std::string FlightRecorder::dump(int rank, SimTime t) const {
   for (int g = 0; g < kGroupKinds; ++g) {
     const auto kind = static_cast<GroupKind>(g);
     if (!plan_.group_exists(kind)) continue;
+    // pg_config is keyed by the group's global name, pg_status by the rank-local
+    // pg_id, as PyTorch writes them.
     const std::string id = std::to_string(g);
-    pg_config[id] = {{"name", id}, {"desc", pg_desc(kind)},
-                     {"ranks", ranks_string(plan_, kind, plan_.group_instance(kind, rank))}};
+    const int instance = plan_.group_instance(kind, rank);
+    const std::string name = plan_.group_global_name(kind, instance);
+    pg_config[name] = {{"name", name}, {"desc", pg_desc(kind)}, {"ranks", ranks_string(plan_, kind, instance)}};
     const size_t i = pg_index(rank, kind);
     pg_status[id] = {{"last_enqueued_collective", last_enq_[i]},
                      {"last_started_collective", fr.timing() ? last_start_[i] : -1},

@@ -61,6 +61,14 @@ void JobLog::on_log(int rank, SimTime t, std::string_view text) {
 namespace {
 // Where PyTorch's wheels were built: gloo's messages name their source by it.
 constexpr const char* kGlooSource = "/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/";
+
+// "[PG ID 1 PG GUID 3(tp) Rank 9]": the rank-local pg_id, then the group's global
+// name (the flight recorder's process_group) and its description.
+std::string pg_tag_of(const Plan& plan, GroupKind g, int rank) {
+  return "[PG ID " + std::to_string(static_cast<int>(g)) + " PG GUID " +
+         plan.group_global_name(g, plan.group_instance(g, rank)) + "(" +
+         (g == GroupKind::kWorld ? "default_pg" : group_name(g)) + ") Rank " + std::to_string(rank) + "]";
+}
 }  // namespace
 
 void JobLog::gloo_timeout(const WorkRecord& w) {
@@ -102,10 +110,7 @@ void JobLog::on_timeout(const WorkRecord& w, SimTime t) {
   const int64_t ran_ms = (t - w.created).ns / 1'000'000;
   const int64_t timeout_ms = plan_.scenario.job.watchdog->ns / 1'000'000;
   const std::string stamp = "[" + glog_stamp('E', t) + " ProcessGroupNCCL.cpp";
-  const auto pg = static_cast<int>(w.group);
-  const std::string pg_tag = "[PG ID " + std::to_string(pg) + " PG GUID " + std::to_string(pg) + "(" +
-                             (w.group == GroupKind::kWorld ? "default_pg" : group_name(w.group)) +
-                             ") Rank " + std::to_string(w.rank) + "]";
+  const std::string pg_tag = pg_tag_of(plan_, w.group, w.rank);
   char msg[512];
   std::snprintf(msg, sizeof msg,
                 ":632] [Rank %d] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=%u, "
@@ -147,10 +152,7 @@ void JobLog::on_fault(int rank, SimTime t, const Fault& f) {
                " [" + std::to_string(rank % gpn) + "] transport/net_ib.cc NCCL WARN " + ib);
   const GroupKind g = f.where == "tp" ? GroupKind::kTp : f.where == "dp" ? GroupKind::kDp
                       : f.where == "pp" ? GroupKind::kPp : GroupKind::kWorld;
-  const auto pg = static_cast<int>(g);
-  const std::string pg_tag = "[PG ID " + std::to_string(pg) + " PG GUID " + std::to_string(pg) + "(" +
-                             (g == GroupKind::kWorld ? "default_pg" : group_name(g)) + ") Rank " +
-                             std::to_string(rank) + "]";
+  const std::string pg_tag = pg_tag_of(plan_, g, rank);
   const std::string stamp = "[" + glog_stamp('E', t) + " ProcessGroupNCCL.cpp:1895] ";
   line(rank, stamp + pg_tag + " Process group watchdog thread terminated with exception: NCCL error: remote "
                               "process exited or there was a network error, NCCL version " +

@@ -24,12 +24,13 @@ void add_outcome_fields(nlohmann::ordered_json* out, const Plan& plan, const Run
   nlohmann::ordered_json& j = *out;
   if (r.outcome == Outcome::kHang) {
     const PlanOp& op = plan.ops[r.hang.op];
+    const int hang_rank = std::max(r.hang.first_timeout_rank, 0);  // its group instance names the group
     j["hang"] = {{"step", r.hang.step},
                  {"stuck_since_s", r.hang.stuck_since.to_seconds()},
                  {"detected_at_s", r.hang.detected_at.to_seconds()},
                  {"first_timeout_rank", r.hang.first_timeout_rank},
                  {"timeout_s", plan.scenario.job.watchdog->to_seconds()},
-                 {"process_group", std::to_string(static_cast<int>(r.hang.group))},
+                 {"process_group", plan.group_global_name(r.hang.group, plan.group_instance(r.hang.group, hang_rank))},
                  {"group", group_name(r.hang.group)},
                  {"collective_seq_id", r.hang.collective_seq_id},
                  {"op", op_watchdog_name(op.kind)},

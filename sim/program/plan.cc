@@ -37,6 +37,15 @@ int Plan::group_size(GroupKind g) const {
 
 int Plan::group_count(GroupKind g) const { return ranks / group_size(g); }
 
+std::string Plan::group_global_name(GroupKind g, int instance) const {
+  int first = 0;
+  for (int k = 0; k < static_cast<int>(g); ++k) {
+    const auto kind = static_cast<GroupKind>(k);
+    if (group_exists(kind)) first += group_count(kind);
+  }
+  return std::to_string(first + instance);
+}
+
 int Plan::group_instance(GroupKind g, int rank) const {
   switch (g) {
     case GroupKind::kWorld: return 0;
