@@ -1,7 +1,7 @@
 // Diagnose on every scenario: each scenarios/*.yaml that states `expect.cause` is
 // simulated into a temporary RunRecord with the cost model `fleetsim run` uses (as `fleetsim run`
 // does), and `diagnose`, with the healthy model `fleetsim diagnose` gives it, must name that
-// cause and, where given, that culprit.
+// cause and, where given, that culprit; on a hang, from the flight-recorder dumps alone too.
 #include <gtest/gtest.h>
 
 #include "sim/model/cost_model_factory.h"
@@ -56,6 +56,32 @@ TEST_P(EveryScenario, DiagnoseNamesTheExpectedCauseAndCulprit) {
   if (scenario->expect.culprit) {
     EXPECT_EQ(d->culprit_ranks, *scenario->expect.culprit) << format_human(*d);
   }
+}
+
+// What an on-call engineer often holds is the flight-recorder dumps alone (no summary,
+// logs or telemetry): on every hang, and every crash that left its peers waiting, they
+// must name the scenario's culprit ranks. (A TCPStore deadlock launches no collective,
+// and a NIC failure aborts the job: the dumps alone cannot name those.)
+TEST_P(EveryScenario, DumpsAloneNameTheExpectedCulprit) {
+  Result<Scenario> scenario = load_scenario(GetParam(), {});
+  ASSERT_TRUE(scenario.ok()) << scenario.errors().front().to_string();
+  const Expect& e = scenario->expect;
+  if (!e.culprit || !(e.outcome == "hang" || e.cause == "rank_crashed")) GTEST_SKIP() << "not a hang with a culprit";
+  Result<PreparedRun> prepared = prepare_run(GetParam());
+  ASSERT_TRUE(prepared.ok());
+  const fs::path dir = fs::temp_directory_path() / ("fleetsim_dumps_" + fs::path(GetParam()).stem().string() +
+                                                     "_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  RunOptions opts;
+  opts.out_dir = (dir / "run").string();
+  Result<RecordedRun> run = execute(*prepared, opts);
+  ASSERT_TRUE(run.ok());
+  fs::copy(dir / "run" / "fr", dir / "dumps");
+  Result<Diagnosis> d = diagnose_dir((dir / "dumps").string());
+  fs::remove_all(dir);
+  ASSERT_TRUE(d.ok()) << d.errors().front().to_string();
+  EXPECT_NE(d->verdict, Verdict::kHealthy) << format_human(*d);
+  EXPECT_EQ(d->culprit_ranks, *e.culprit) << format_human(*d);
 }
 
 INSTANTIATE_TEST_SUITE_P(Scenarios, EveryScenario, ::testing::ValuesIn(scenario_files()),
