@@ -18,9 +18,12 @@ std::string entry_text(const diagnose::FrEntry& e) {
 }
 
 // One rank's row: each group's pg_status, newest collective and newest p2p entry
-// (p2p names carry group ranks, "nccl:send 0->1", as PyTorch writes them).
+// (p2p names carry group ranks, "nccl:send 0->1", as PyTorch writes them). Groups
+// are named by their kind (default_pg, tp, dp, pp), in that order: each instance has
+// its own global name, and rows that differ only in which instance coalesce.
 std::string fr_row(const diagnose::FrDump& d) {
-  std::string row;
+  static const std::vector<std::string> kKindOrder = {"default_pg", "tp", "dp", "pp"};
+  std::vector<std::pair<std::pair<size_t, std::string>, std::string>> lines;  // (kind order, desc) -> text
   for (const auto& [pg, st] : d.status) {
     const diagnose::FrEntry* last = nullptr;
     const diagnose::FrEntry* last_p2p = nullptr;
@@ -28,16 +31,22 @@ std::string fr_row(const diagnose::FrDump& d) {
       if (e.pg_name == pg) (e.is_p2p ? last_p2p : last) = &e;
     }
     const auto g = d.groups.find(pg);
-    row += "  pg " + pg + " (" + (g == d.groups.end() ? "?" : g->second.desc) + "): enqueued " +
-           std::to_string(st.last_enqueued) + ", completed " + std::to_string(st.last_completed) +
-           (last ? "; newest: " + entry_text(*last) : "") + "\n";
+    const std::string desc = g == d.groups.end() || g->second.desc.empty() ? "pg " + pg : g->second.desc;
+    std::string text = "  " + desc + ": enqueued " + std::to_string(st.last_enqueued) + ", completed " +
+                       std::to_string(st.last_completed) + (last ? "; newest: " + entry_text(*last) : "") + "\n";
     if (last_p2p) {
       const diagnose::FrEntry& e = *last_p2p;
-      row += "    newest p2p: p2p_seq " + std::to_string(e.p2p_seq_id) + " " +
-             e.profiling_name + " in " + e.input_sizes + " " +
-             e.input_dtypes + " " + e.state + (e.op_name.empty() ? "" : " (" + e.op_name + ")") + "\n";
+      text += "    newest p2p: p2p_seq " + std::to_string(e.p2p_seq_id) + " " + e.profiling_name + " in " +
+              e.input_sizes + " " + e.input_dtypes + " " + e.state + (e.op_name.empty() ? "" : " (" + e.op_name + ")") +
+              "\n";
     }
+    const size_t kind = static_cast<size_t>(
+        std::find(kKindOrder.begin(), kKindOrder.end(), desc) - kKindOrder.begin());
+    lines.push_back({{kind, desc}, text});
   }
+  std::sort(lines.begin(), lines.end());
+  std::string row;
+  for (const auto& [key, text] : lines) row += text;
   return row;
 }
 
