@@ -84,6 +84,11 @@ const Case kCases[] = {
      "256 MiB the times look like Ring/Simple plus 20-35%, not the Ring/LL128 NCCL 2.24's tuning picks: LL128 is "
      "enabled only when the GPU-NIC path is PXN or closer, which the table cannot show; and the plateau is 323 GB/s "
      "against the preset's 8 x 48 GB/s (this cluster's NICs give ~40 GB/s each)"},
+    {"h100_4x8_reduce_nccl2.24.3.txt", "dgx-h100", 4, Coll::kReduce,
+     "the model (Ring: LL, LL128 to 16 MiB, Simple above) is 3-6x fast from 256 KiB to 32 MiB: the table takes 92-123 us "
+     "at 256 KiB - 2 MiB against 19-24 us, slower at 1 MiB (123 us) than the same cluster's all-reduce (92 us), and "
+     "is not monotonic (2 MiB faster than 1 MiB; 512 MiB at 211 GB/s below 256 MiB's 240). The plateau is 286 GB/s "
+     "at 8 GiB against the preset's 8 x 48 GB/s = 384 (this cluster's NICs give ~40 GB/s each)"},
 };
 
 struct Errors {
