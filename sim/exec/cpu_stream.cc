@@ -219,7 +219,10 @@ bool CpuStreams::issue_work(int r, uint32_t op_index) {
   for (Observer* o : ctx_.obs) o->on_work_enqueued(w);
   watchdog_.on_enqueue();
   ++pc_[ru];
-  if (op.kind == OpKind::kBarrier) state_[ru] = CpuState::kBlockedSync;  // barrier() waits for its all-reduce
+  // barrier() waits for its all-reduce; under gloo every call waits for its op
+  // (collectives, send and recv alike), so nothing after it is enqueued first.
+  if (op.kind == OpKind::kBarrier || ctx_.plan.scenario.job.backend == CommBackend::kGloo)
+    state_[ru] = CpuState::kBlockedSync;
   return state_[ru] == CpuState::kReady;
 }
 

@@ -1,11 +1,13 @@
 // Per-rank CPU streams: each rank's CPU interprets the step program in order, as
 // PyTorch's Python thread does. `compute` and collectives are enqueued onto the
 // rank's GPU launch queue and the CPU moves on; it blocks on a full queue, waits
-// for the GPU to drain at a sync (or a barrier, or a log of a GPU value), waits
-// for every rank at a store barrier, and is busy for a cpu op's duration. Skip,
-// mismatch and stall faults on an op, and stall and crash faults at a step's
-// start, apply here. Owns each rank's CPU state, program counter and step, and
-// the flight-recorder ids it gives the work it enqueues.
+// for the GPU to drain at a sync (or a barrier, or a log of a GPU value, or
+// after any collective or send/recv under job.backend gloo, whose calls return
+// only once their op has completed), waits for every rank at a store barrier,
+// and is busy for a cpu op's duration. Skip, mismatch and stall faults on an
+// op, and stall and crash faults at a step's start, apply here. Owns each rank's
+// CPU state, program counter and step, and the flight-recorder ids it gives the
+// work it enqueues.
 #pragma once
 
 #include <cstdint>

@@ -221,6 +221,49 @@ TEST(FleetSim, FaultsDoNotShiftOtherRanksDraws) {
   EXPECT_NE(a.compute_ns[0][0], a.compute_ns[0][1]);  // jitter is really applied
 }
 
+// Under gloo each call returns only once its op has completed (torch 2.15's
+// blocking all_reduce, send and recv): the CPU no longer runs ahead of its work.
+TEST(FleetSim, GlooCallsBlockTheCpu) {
+  const std::string ahead = "  - compute: {name: c, time: 1s}\n  - allreduce: {name: x, group: world, bytes: 4B}\n";
+  Capture nccl, gloo;
+  run_text(fleet4("steps: 3, launch_queue: 8", ahead), &nccl);
+  run_text(fleet4("steps: 3, launch_queue: 8, backend: gloo", ahead), &gloo);
+  EXPECT_LT(nccl.enqueued[4].created.ns, Duration::seconds(1).ns);
+  ASSERT_EQ(gloo.enqueued.size(), 4u * 3u);
+  EXPECT_GE(gloo.enqueued[4].created.ns, Duration::seconds(1).ns);
+  EXPECT_EQ(gloo.step_ends, nccl.step_ends);  // the GPU's timeline is the same
+}
+
+// The p2p skip: rank 0 skips a send, so at the last step rank 2's recv waits for
+// a send that never comes. Under gloo the recv holds rank 2's Python thread, so
+// it never enqueues the tp all-reduce after it (its peer rank 3 waits there
+// alone); under NCCL the recv is queued on a stream and the CPU enqueues the
+// all-reduce behind it.
+TEST(FleetSim, GlooRecvHoldsTheCpuBeforeTheNextCollective) {
+  const std::string yaml = std::string(
+      "name: pp\nfleet: {system: custom, gpus_per_node: 2, nodes: 2}\nparallel: {tp: 2, pp: 2}\n"
+      "job: {steps: 4, watchdog: 5s") + "BACKEND}\nstep:\n  - when: \"pp_rank == 0\"\n    do:\n"
+      "      - compute: {name: f0, time: 5ms}\n      - send: {name: act, to: next, bytes: 1MiB}\n"
+      "    else:\n      - recv: {name: act, from: prev, bytes: 1MiB}\n      - compute: {name: f1, time: 5ms}\n"
+      "  - allreduce: {name: tp_sync, group: tp, bytes: 1MiB}\n"
+      "faults:\n  - skip: {rank: 0, op: act, at_step: 2}\n";
+  const auto last_tp_sync = [](const Capture& c, int rank) {
+    int n = 0;
+    for (const WorkRecord& w : c.enqueued) n += w.rank == rank && w.step == 4 && w.peer < 0;
+    return n;
+  };
+  for (const bool gloo : {false, true}) {
+    std::string text = yaml;
+    text.replace(text.find("BACKEND"), 7, gloo ? ", backend: gloo" : "");
+    Capture cap;
+    const Ran r = run_text(text, &cap);
+    EXPECT_EQ(r.result.outcome, Outcome::kHang) << gloo;
+    EXPECT_EQ(r.result.hang.step, 4) << gloo;
+    EXPECT_EQ(last_tp_sync(cap, 2), gloo ? 0 : 1) << gloo;
+    EXPECT_EQ(last_tp_sync(cap, 3), 1) << gloo;
+  }
+}
+
 // Pipeline send/recv between stages complete; a send past the last stage is an
 // input error reported at the op, not a crash.
 TEST(FleetSim, PipelineSendRecv) {

@@ -96,6 +96,20 @@ TEST(LockstepSim, JitterFreeRunHasZeroTax) {
   EXPECT_DOUBLE_EQ(ls.summary["straggler_tax"].get<double>(), 0.0);
 }
 
+// Under job.backend gloo each call blocks its CPU until its op completes; on an
+// eligible plan that moves only enqueue times (the next op starts when the
+// collective ends either way), so lockstep still matches the event executor.
+TEST(LockstepSim, MatchesEventExecutorUnderGloo) {
+  std::string yaml = kEligible;
+  yaml.replace(yaml.find("seed: 7}"), 8, "seed: 7, backend: gloo}");
+  const Plan plan = plan_of(yaml);
+  ASSERT_EQ(plan.scenario.job.backend, CommBackend::kGloo);
+  ASSERT_TRUE(lockstep_eligible(plan).ok) << lockstep_eligible(plan).why;
+  const Recorded ev = record(plan, false, "evg"), ls = record(plan, true, "lsg");
+  EXPECT_EQ(ev.steps_csv, ls.steps_csv);
+  EXPECT_EQ(ev.steps_csv, record(plan_of(kEligible), false, "evn").steps_csv);
+}
+
 // Ops and faults that can make ranks interact between collectives, or whose
 // `when` differs by rank, send the plan to the event executor, with the reason.
 TEST(LockstepSim, IneligiblePlansSayWhy) {

@@ -49,6 +49,7 @@ int alive(const std::string& marker) {
 
 struct Side {
   std::string outcome;
+  int64_t steps = -1;
   int64_t hang_step = -1;
   int first_timeout = -1;
   std::string cause;
@@ -60,6 +61,7 @@ Side side(const std::string& dir) {
   const auto s = nlohmann::json::parse(in);
   Side x;
   x.outcome = s["outcome"];
+  x.steps = s["steps_completed"];
   if (s.contains("hang")) {
     x.hang_step = s["hang"]["step"];
     x.first_timeout = s["hang"]["first_timeout_rank"];
@@ -161,18 +163,19 @@ TEST(TorchValidate, CrashIsACrashOfRank1) {
   EXPECT_EQ(b.sim.cause, "rank_crashed") << b.text;
   EXPECT_EQ(b.real.culprit, std::vector<int>{1}) << b.text;
   EXPECT_EQ(b.sim.culprit, std::vector<int>{1}) << b.text;
+  EXPECT_EQ(b.real.steps, 5) << b.text;  // every gloo call holds the CPU on both sides
+  EXPECT_EQ(b.sim.steps, 5) << b.text;
   cleanup("crash");
 }
 
 // Rank 0 skips one send at step 8: the receiver runs a message ahead and waits
-// at the last step. Outcome, hang step and first timeout agree. The culprit does
-// not yet: both recorders now leave send/recv out (gloo's in torch 2.15 records
-// none, and so does the simulator's under job.backend: gloo), and the real dumps
-// show rank 2 missing from the tp all-reduce it never reached, since gloo's recv
-// blocks the Python thread. The simulated CPU enqueues that all-reduce behind its
-// pending recv instead, so its dumps show ranks 2 and 3 both in it, and diagnose
-// falls back on job.log, where rank 3's recv timeout reads as a rank gone first.
-// Asserted as it is, so that a change on either side shows up here.
+// at the last step. Both recorders leave send/recv out (gloo's in torch 2.15
+// records none, and so does the simulator's under job.backend: gloo), and gloo's
+// recv holds the Python thread on both sides, so rank 2 never enqueues the tp
+// all-reduce after it: both sides' dumps show rank 3 alone in it, and diagnose
+// names rank 2 on both. (The cause is not compared: the real side's depends on
+// the order in which the processes' exits reach job.log; runs have read
+// rank_crashed and rank_stalled, the simulated side reads rank_stalled.)
 TEST(TorchValidate, P2pSkipHangsAtTheLastStep) {
   SKIP_WITHOUT_TORCH();
   const Both b = validate("pp_skip_4ranks.yaml", "p2p");
@@ -182,9 +185,8 @@ TEST(TorchValidate, P2pSkipHangsAtTheLastStep) {
   EXPECT_EQ(b.sim.hang_step, 16) << b.text;
   EXPECT_EQ(b.real.first_timeout, 2) << b.text;
   EXPECT_EQ(b.sim.first_timeout, 2) << b.text;
-  EXPECT_EQ(b.sim.cause, "rank_crashed") << b.text;
-  EXPECT_EQ(b.sim.culprit, std::vector<int>{3}) << b.text;
   EXPECT_EQ(b.real.culprit, std::vector<int>{2}) << b.text;
+  EXPECT_EQ(b.sim.culprit, std::vector<int>{2}) << b.text;
   cleanup("p2p");
 }
 
