@@ -20,6 +20,7 @@
 #include "sim/drill/drill_incident.h"
 #include "tests/golden/golden_diff.h"
 #include "tests/support/files.h"
+#include "tests/support/scenarios.h"
 
 namespace fleetsim::drill {
 namespace {
@@ -231,14 +232,7 @@ TEST(DrillLesson, NamesTheBlockingOpAgainstTheWatchdog) {
 
   const std::string yaml = test_support::write_temp(
       "fleetsim_drill_long_save", ".yaml",
-      "name: long-save\nfleet: {system: dgx-h100, nodes: 1}\nparallel: {tp: 1}\n"
-      "job: {steps: 3, seed: 1, watchdog: 10min}\nstep:\n"
-      "  - compute: {name: fwd_bwd, time: 100ms}\n"
-      "  - allreduce: {name: grads, group: world, bytes: 64MiB}\n"
-      "  - when: \"rank == 0 && step == 2\"\n    do:\n"
-      "      - cpu: {name: save_checkpoint, time: 12min}\n"
-      "  - barrier: {name: after_save}\n"
-      "expect: {cause: rank_stalled, culprit: [0]}\n");
+      test_support::long_save_yaml() + "expect: {cause: rank_stalled, culprit: [0]}\n");
   const std::string slow = play(yaml, "quit\n");
   fs::remove(yaml);
   EXPECT_TRUE(has(slow, "What blocked: `save_checkpoint` (train.py:")) << slow;

@@ -15,4 +15,16 @@ inline std::string one_node_jitter_yaml(const std::string& name, int steps, int 
          "  - allreduce: {name: g, group: world, bytes: " + bytes + "}\n";
 }
 
+// One node, 3 steps, a 10-minute watchdog: at step 2 rank 0 alone spends 12 min in
+// `save_checkpoint` (a CPU op) while the others wait in the barrier `after_save`.
+inline std::string long_save_yaml() {
+  return "name: long-save\nfleet: {system: dgx-h100, nodes: 1}\nparallel: {tp: 1}\n"
+         "job: {steps: 3, seed: 1, watchdog: 10min}\nstep:\n"
+         "  - compute: {name: fwd_bwd, time: 100ms}\n"
+         "  - allreduce: {name: grads, group: world, bytes: 64MiB}\n"
+         "  - when: \"rank == 0 && step == 2\"\n    do:\n"
+         "      - cpu: {name: save_checkpoint, time: 12min}\n"
+         "  - barrier: {name: after_save}\n";
+}
+
 }  // namespace fleetsim::test_support
