@@ -7,6 +7,7 @@
 // the members that never enqueued that seq or left no dump.
 #include <algorithm>
 #include <climits>
+#include <iterator>
 #include <map>
 #include <set>
 #include <tuple>
@@ -139,6 +140,28 @@ struct FirstWait {
   std::set<int> waiters;
 };
 
+// A root of kind `kind`: `rank` holds up the waiters at `seq` of group `pg`.
+WaitRoot wait_root(int rank, WaitKind kind, const std::string& pg, const std::string& desc, int64_t seq,
+                   const std::string& op, int64_t last_enqueued, bool p2p) {
+  return WaitRoot{rank, kind, pg, desc, seq, op, last_enqueued, p2p, 0, true};
+}
+
+// The first wait found on a blocker names its root; every one adds its waiters.
+template <class Waiters>
+void add_blocked(Blocked& b, const WaitRoot& root, const Waiters& waiters) {
+  if (b.waiters.empty()) b.root = root;
+  b.waiters.insert(std::begin(waiters), std::end(waiters));
+}
+
+// Keeps in `f` the wait on a pending blocker with the earliest enqueue time.
+template <class Waiters>
+void keep_first_wait(FirstWait& f, int64_t when, const WaitRoot& root, const Waiters& waiters) {
+  if (when >= f.time_ns) return;
+  f.time_ns = when;
+  f.root = root;
+  f.waiters = std::set<int>(std::begin(waiters), std::end(waiters));
+}
+
 // For each seq some member waits at, the members that never enqueued it or left no
 // dump: sorting the members by what they enqueued makes each seq one scan.
 void find_blockers(const std::string& name, const Group& g, const std::map<int, FrDump>& dumps,
@@ -158,6 +181,8 @@ void find_blockers(const std::string& name, const Group& g, const std::map<int, 
   }
   std::sort(by_enqueued.begin(), by_enqueued.end());
   for (const auto& [seq, waiters] : waiting_at) {
+    const auto op_it = g.op_at.find(seq);
+    const std::string op = op_it == g.op_at.end() ? "" : op_it->second;
     for (const auto& [enq, r] : by_enqueued) {
       if (enq >= seq) break;
       const bool no_dump = enq == -2;
@@ -169,27 +194,14 @@ void find_blockers(const std::string& name, const Group& g, const std::map<int, 
         if (t == g.created_at.end() || t->second.empty()) continue;
         std::vector<int64_t> times = t->second;
         std::nth_element(times.begin(), times.begin() + static_cast<long>(times.size() / 2), times.end());
-        const int64_t when = times[times.size() / 2];
-        FirstWait& f = first_wait[r];
-        if (when < f.time_ns) {
-          f.time_ns = when;
-          f.root = WaitRoot{r, WaitKind::kSkipped, name, g.desc, seq, g.op_at.count(seq) ? g.op_at.at(seq) : "",
-                            enq, false, 0, true};
-          f.waiters = std::set<int>(waiters.begin(), waiters.end());
-        }
+        keep_first_wait(first_wait[r], times[times.size() / 2],
+                        wait_root(r, WaitKind::kSkipped, name, g.desc, seq, op, enq, false), waiters);
         continue;
       }
-      Blocked& b = blocked[r];
-      if (b.waiters.empty()) {
-        b.root.rank = r;
-        b.root.kind = no_dump ? WaitKind::kNoDump : WaitKind::kNeverIssued;
-        b.root.pg_name = name;
-        b.root.pg_desc = g.desc;
-        b.root.seq = seq;
-        b.root.last_enqueued = no_dump ? -1 : enq;
-        if (auto op = g.op_at.find(seq); op != g.op_at.end()) b.root.op = op->second;
-      }
-      b.waiters.insert(waiters.begin(), waiters.end());
+      add_blocked(blocked[r],
+                  wait_root(r, no_dump ? WaitKind::kNoDump : WaitKind::kNeverIssued, name, g.desc, seq, op,
+                            no_dump ? -1 : enq, false),
+                  waiters);
     }
   }
 }
@@ -227,28 +239,20 @@ void find_p2p_blockers(const std::map<int, FrDump>& dumps, const std::map<int, b
     const auto& [pg, self, peer, send] = key;
     if (open.count({pg, peer, self, !send})) continue;  // its partner's half is posted
     const bool no_dump = !dumps.count(peer);
+    const std::string& pg_desc = desc.count(pg) ? desc[pg] : e->pg_desc;
+    const std::string op = partner_op(e->profiling_name);
+    const int waiter[] = {self};
     if (!no_dump && pending.at(peer)) {
       chain[peer].insert(self);
-      FirstWait& f = first_wait[peer];
-      if (e->time_created_ns > 0 && e->time_created_ns < f.time_ns) {
-        f.time_ns = e->time_created_ns;
-        f.root = WaitRoot{peer, WaitKind::kSkipped, pg, desc.count(pg) ? desc[pg] : e->pg_desc, e->p2p_seq_id,
-                          partner_op(e->profiling_name), -1, true, 0, true};
-        f.waiters = {self};
-      }
+      if (e->time_created_ns > 0)
+        keep_first_wait(first_wait[peer], e->time_created_ns,
+                        wait_root(peer, WaitKind::kSkipped, pg, pg_desc, e->p2p_seq_id, op, -1, true), waiter);
       continue;
     }
-    Blocked& b = blocked[peer];
-    if (b.waiters.empty()) {
-      b.root.rank = peer;
-      b.root.kind = no_dump ? WaitKind::kNoDump : WaitKind::kNeverIssued;
-      b.root.pg_name = pg;
-      b.root.pg_desc = desc.count(pg) ? desc[pg] : e->pg_desc;
-      b.root.seq = e->p2p_seq_id;
-      b.root.op = partner_op(e->profiling_name);
-      b.root.p2p = true;
-    }
-    b.waiters.insert(self);
+    add_blocked(blocked[peer],
+                wait_root(peer, no_dump ? WaitKind::kNoDump : WaitKind::kNeverIssued, pg, pg_desc, e->p2p_seq_id,
+                          op, -1, true),
+                waiter);
   }
 }
 

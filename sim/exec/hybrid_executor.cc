@@ -15,19 +15,14 @@ constexpr int kMaxLaunchQueue = 64;
 constexpr size_t kWindowSteps = 8;  // simulated steps kept unreported at most
 constexpr int64_t kWatchdogPollNs = 100'000'000;  // the watchdog's check grid (watchdog.cc)
 
-bool rank_dependent(const Expr& e) {
-  for (size_t v = 0; v < static_cast<size_t>(Var::kCount); ++v) {
-    const auto var = static_cast<Var>(v);
-    if (var != Var::kStep && var != Var::kWorldSize && e.uses(var)) return true;
-  }
-  return false;
-}
-
 // Ops a uniform step may hold: each is enqueued without the CPU waiting.
 bool uniform_op(OpKind k) {
   return k == OpKind::kCompute ||
          (is_collective(k) && k != OpKind::kSend && k != OpKind::kRecv && k != OpKind::kBarrier);
 }
+
+// The ops this executor times as collectives: a uniform step's collectives.
+bool timed_collective(OpKind k) { return uniform_op(k) && k != OpKind::kCompute; }
 
 }  // namespace
 
@@ -57,45 +52,9 @@ HybridSim::HybridSim(const Plan& plan, const CostModel& cost, const std::vector<
   for (const Fault& f : plan.step_faults) first_fault_step_ = std::min(first_fault_step_, f.at_step);
   for (const Fault& f : plan.op_faults) first_fault_step_ = std::min(first_fault_step_, f.at_step);
   if (plan.scenario.job.watchdog) timeout_ns_ = plan.scenario.job.watchdog->ns;
-  bool used[kGroupKinds] = {};
-  for (const PlanOp& op : plan.ops)
-    if (uniform_op(op.kind) && op.kind != OpKind::kCompute) used[static_cast<size_t>(op.group)] = true;
-  groups_.resize(kGroupKinds);
-  for (int gi = 0; gi < kGroupKinds; ++gi) {
-    const auto g = static_cast<GroupKind>(gi);
-    if (!used[gi] || !plan.group_exists(g)) continue;
-    GroupLayout& L = groups_[static_cast<size_t>(gi)];
-    L.count = plan.group_count(g);
-    L.size = plan.group_size(g);
-    L.stride = g == GroupKind::kDp ? plan.tp : g == GroupKind::kPp ? plan.tp * plan.dp : 1;
-    L.shape_class.resize(static_cast<size_t>(L.count));
-    for (int i = 0; i < L.count; ++i) {  // instances of one shape share one cost per op
-      const GroupShape s = plan.group_shape(g, i);
-      size_t c = 0;
-      while (c < L.shapes.size() && !(L.shapes[c].ranks == s.ranks && L.shapes[c].nodes == s.nodes &&
-                                      L.shapes[c].ranks_per_node == s.ranks_per_node)) ++c;
-      if (c == L.shapes.size()) L.shapes.push_back(s);
-      FLEETSIM_CHECK(c < 65536);
-      L.shape_class[static_cast<size_t>(i)] = static_cast<uint16_t>(c);
-    }
-  }
-  op_cost_.resize(plan.ops.size());
-  for (size_t o = 0; o < plan.ops.size(); ++o) {
-    const PlanOp& op = plan.ops[o];
-    if (!uniform_op(op.kind) || op.kind == OpKind::kCompute || !plan.group_exists(op.group)) continue;
-    for (const GroupShape& s : groups_[static_cast<size_t>(op.group)].shapes)
-      op_cost_[o].push_back(cost.collective_time(op.kind, op.bytes, s).ns);
-  }
-}
-
-int HybridSim::first_member(GroupKind g, int instance) const {
-  switch (g) {
-    case GroupKind::kWorld: return 0;
-    case GroupKind::kTp: return instance * plan_.tp;
-    case GroupKind::kDp: return (instance / plan_.tp) * plan_.tp * plan_.dp + instance % plan_.tp;
-    case GroupKind::kPp: return instance;
-  }
-  return 0;
+  GroupTable table = group_table(plan, cost, timed_collective);
+  groups_ = std::move(table.groups);
+  op_cost_ = std::move(table.op_cost);
 }
 
 int64_t HybridSim::op_cost(uint32_t op, GroupKind g, int instance) const {
@@ -139,20 +98,11 @@ void HybridSim::collective(uint32_t op, StepRec& rec) {
   const GroupLayout& L = groups_[static_cast<size_t>(g)];
   int64_t* clock = row(next_item_);
   for (int inst = 0; inst < L.count; ++inst) {
-    const int base = first_member(g, inst);
+    const int base = first_member(plan_, g, inst);
     const int stop = base + L.size * L.stride;
-    int64_t m = 0;
-    int last = base;
-    for (int r = base; r < stop; r += L.stride) {
-      if (clock[r] > m) {
-        m = clock[r];
-        last = r;
-      }
-    }
-    if (m > rec.last_arrival_ns || (m == rec.last_arrival_ns && last < rec.last_arrival_rank)) {
-      rec.last_arrival_ns = m;
-      rec.last_arrival_rank = last;
-    }
+    const Arrival a = latest_arrival(clock, base, L);
+    keep_latest(a, &rec.last_arrival);
+    const int64_t m = a.ns;
     const int64_t done = m + op_cost_[op][L.shape_class[static_cast<size_t>(inst)]];
     for (int r = base; r < stop; r += L.stride) {
       rec.wait[static_cast<size_t>(r)] += m - clock[r];
@@ -170,8 +120,7 @@ bool HybridSim::simulate_step(int64_t step, const std::vector<std::pair<uint32_t
   spare_.pop_back();
   rec.step = step;
   rec.first_item = next_item_;
-  rec.last_arrival_ns = -1;
-  rec.last_arrival_rank = -1;
+  rec.last_arrival = Arrival{};
   rec.compute.assign(static_cast<size_t>(n_), 0);
   rec.wait.assign(static_cast<size_t>(n_), 0);
   const int64_t oldest_needed = (window_.empty() ? next_item_ : window_.front().first_item) - qcap_;
@@ -232,11 +181,11 @@ void HybridSim::feed_whole_steps(int64_t before_ns) {
     int64_t last = 0;
     for (int r = 0; r < n_; ++r) last = std::max(last, end(rec.marker_item, r));
     if (last >= before_ns) break;
-    if (rec.last_arrival_rank >= 0) {
+    if (rec.last_arrival.rank >= 0) {
       WorkRecord w;
-      w.rank = rec.last_arrival_rank;
+      w.rank = rec.last_arrival.rank;
       w.step = rec.step;
-      w.started = SimTime{rec.last_arrival_ns};
+      w.started = SimTime{rec.last_arrival.ns};
       for (Observer* o : obs_) o->on_work_started(w);
     }
     for (int r = 0; r < n_; ++r)

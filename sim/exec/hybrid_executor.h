@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fleetsim/engine.h"
+#include "sim/exec/group_layout.h"
 #include "sim/exec/handover.h"
 #include "sim/exec/lockstep_executor.h"
 #include "sim/model/compute_time.h"
@@ -53,14 +54,8 @@ class HybridSim {
   struct StepRec {  // a simulated step not yet reported to the observers
     int64_t step = 0;
     int64_t first_item = 0, marker_item = 0;
-    int64_t last_arrival_ns = -1;
-    int last_arrival_rank = -1;
+    Arrival last_arrival;  // at a collective
     std::vector<int64_t> compute, wait;  // per rank (ns)
-  };
-  struct GroupLayout {
-    int count = 0, size = 0, stride = 1;
-    std::vector<uint16_t> shape_class;  // per instance
-    std::vector<GroupShape> shapes;     // per class
   };
 
   // hybrid_executor.cc: the uniform stretch.
@@ -69,7 +64,6 @@ class HybridSim {
   void collective(uint32_t op, StepRec& rec);
   void feed_whole_steps(int64_t before_ns);
   int64_t cpu_reaches_next_step() const;
-  int first_member(GroupKind g, int instance) const;
   int64_t op_cost(uint32_t op, GroupKind g, int instance) const;
   int64_t end(int64_t item, int r) const { return item < 0 ? 0 : end_[static_cast<size_t>(item % ring_) * n_ + static_cast<size_t>(r)]; }
   int64_t* row(int64_t item) { return end_.data() + static_cast<size_t>(item % ring_) * n_; }

@@ -87,7 +87,7 @@ void HybridSim::add_pending(int64_t t, Handover* h) {
     const GroupKind g = head.work.group;
     const int inst = plan_.group_instance(g, r);
     const int64_t start = e.time_ns - op_cost(head.work.op, g, inst);  // the last member's arrival
-    if (r != first_member(g, inst) || start >= t) continue;  // reported once; or still waiting
+    if (r != first_member(plan_, g, inst) || start >= t) continue;  // reported once; or still waiting
     e.kind = kCollDone;
     e.a = static_cast<uint32_t>(g);
     e.b = static_cast<uint32_t>(inst);

@@ -20,13 +20,8 @@ std::string where(const Plan& plan, uint32_t op_index) {
          std::to_string(s.loc.line) + ":" + std::to_string(s.loc.col);
 }
 
-bool rank_dependent(const Expr& e) {
-  for (size_t v = 0; v < static_cast<size_t>(Var::kCount); ++v) {
-    const auto var = static_cast<Var>(v);
-    if (var != Var::kStep && var != Var::kWorldSize && e.uses(var)) return true;
-  }
-  return false;
-}
+// The ops this executor times as collectives (send and recv are not eligible).
+bool timed_collective(OpKind k) { return is_collective(k) && k != OpKind::kSend && k != OpKind::kRecv; }
 
 }  // namespace
 
@@ -71,60 +66,19 @@ LockstepSim::LockstepSim(const Plan& plan, const CostModel& cost, const std::vec
     step_compute_.assign(static_cast<size_t>(n_), 0);
     step_wait_.assign(static_cast<size_t>(n_), 0);
   }
-  groups_.resize(kGroupKinds);
-  for (int gi = 0; gi < kGroupKinds; ++gi) {
-    const auto g = static_cast<GroupKind>(gi);
-    if (!plan.group_exists(g)) continue;
-    GroupLayout& L = groups_[static_cast<size_t>(gi)];
-    L.count = plan.group_count(g);
-    L.size = plan.group_size(g);
-    L.stride = g == GroupKind::kDp ? plan.tp : g == GroupKind::kPp ? plan.tp * plan.dp : 1;
-  }
-  // Shape classes: instances with equal shapes share one cost per op. Only the
-  // groups collectives use are classified (a tp of 1 has a group per rank).
-  bool used[kGroupKinds] = {};
-  for (const PlanOp& op : plan.ops)
-    if (is_collective(op.kind)) used[static_cast<size_t>(op.group)] = true;
-  std::vector<std::vector<GroupShape>> shapes(kGroupKinds);
-  for (int gi = 0; gi < kGroupKinds; ++gi) {
-    GroupLayout& L = groups_[static_cast<size_t>(gi)];
-    if (!used[gi]) continue;
-    // The instances partition the ranks (collective() keeps range_ by that);
-    // a lone instance is every rank in rank order.
+  GroupTable table = group_table(plan, cost, timed_collective);
+  groups_ = std::move(table.groups);
+  op_cost_ = std::move(table.op_cost);
+  // The instances partition the ranks (collective() keeps range_ by that); a
+  // lone instance is every rank in rank order.
+  for (const GroupLayout& L : groups_) {
+    if (L.count == 0) continue;
     FLEETSIM_CHECK(L.count * L.size == n_);
     FLEETSIM_CHECK(L.count != 1 || L.stride == 1);
-    L.shape_class.resize(static_cast<size_t>(L.count));
-    auto& cls = shapes[static_cast<size_t>(gi)];
-    for (int i = 0; i < L.count; ++i) {
-      const GroupShape s = plan.group_shape(static_cast<GroupKind>(gi), i);
-      size_t c = 0;
-      while (c < cls.size() && !(cls[c].ranks == s.ranks && cls[c].nodes == s.nodes &&
-                                 cls[c].ranks_per_node == s.ranks_per_node)) ++c;
-      if (c == cls.size()) cls.push_back(s);
-      FLEETSIM_CHECK(c < 65536);
-      L.shape_class[static_cast<size_t>(i)] = static_cast<uint16_t>(c);
-    }
-  }
-  op_cost_.resize(plan.ops.size());
-  for (size_t o = 0; o < plan.ops.size(); ++o) {
-    const PlanOp& op = plan.ops[o];
-    if (!is_collective(op.kind) || op.kind == OpKind::kSend || op.kind == OpKind::kRecv) continue;
-    for (const GroupShape& s : shapes[static_cast<size_t>(op.group)])
-      op_cost_[o].push_back(cost.collective_time(op.kind, op.bytes, s).ns);
   }
   const int qcap = std::max(plan.scenario.job.launch_queue, 1) + 1;
   min_end_.assign(static_cast<size_t>(qcap + 1), 0);
   if (plan.scenario.job.watchdog) timeout_ns_ = plan.scenario.job.watchdog->ns;
-}
-
-int LockstepSim::first_member(GroupKind g, int instance) const {
-  switch (g) {
-    case GroupKind::kWorld: return 0;
-    case GroupKind::kTp: return instance * plan_.tp;
-    case GroupKind::kDp: return (instance / plan_.tp) * plan_.tp * plan_.dp + instance % plan_.tp;
-    case GroupKind::kPp: return instance;
-  }
-  return 0;
 }
 
 void LockstepSim::compute(int64_t step, uint32_t op) {
@@ -146,24 +100,11 @@ void LockstepSim::collective(int64_t, uint32_t op) {
   wait_stale_ = false;
   ComputeTime::ClockRange ends;
   for (int inst = 0; inst < L.count; ++inst) {
-    const int base = first_member(g, inst);
+    const int base = first_member(plan_, g, inst);
     const int end = base + L.size * L.stride;
-    int64_t m = range_.hi;
-    int last = range_.hi_rank;
-    if (L.count > 1) {
-      m = 0;
-      last = base;
-      for (int r = base; r < end; r += L.stride) {
-        if (clock[r] > m) {
-          m = clock[r];
-          last = r;
-        }
-      }
-    }
-    if (m > last_arrival_ns_ || (m == last_arrival_ns_ && last < last_arrival_rank_)) {
-      last_arrival_ns_ = m;
-      last_arrival_rank_ = last;
-    }
+    const Arrival a = L.count > 1 ? latest_arrival(clock, base, L) : Arrival{range_.hi, range_.hi_rank};
+    keep_latest(a, &last_arrival_);
+    const int64_t m = a.ns;
     const int64_t done = m + cost[L.shape_class[static_cast<size_t>(inst)]];
     if (wait && store) {
       for (int r = base; r < end; r += L.stride) {
@@ -191,14 +132,13 @@ void LockstepSim::collective(int64_t, uint32_t op) {
 // have been timed out by the watchdog (its CPU enqueue is no earlier than the
 // rank's end of the step launch_queue + 2 GPU-busy steps back).
 bool LockstepSim::end_step(int64_t step) {
-  if (last_arrival_rank_ >= 0) {
+  if (last_arrival_.rank >= 0) {
     WorkRecord w;
-    w.rank = last_arrival_rank_;
+    w.rank = last_arrival_.rank;
     w.step = step;
-    w.started = SimTime{last_arrival_ns_};
+    w.started = SimTime{last_arrival_.ns};
     for (Observer* o : obs_) o->on_work_started(w);
-    last_arrival_ns_ = -1;
-    last_arrival_rank_ = -1;
+    last_arrival_ = Arrival{};
   }
   report_ends(step);
   account_step(step);

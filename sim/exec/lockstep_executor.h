@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fleetsim/engine.h"
+#include "sim/exec/group_layout.h"
 #include "sim/model/compute_time.h"
 
 namespace fleetsim {
@@ -50,11 +51,6 @@ class LockstepSim {
   double bytes_per_rank() const;
 
  private:
-  struct GroupLayout {
-    int count = 0, size = 0, stride = 1;
-    std::vector<uint16_t> shape_class;  // per instance
-  };
-  int first_member(GroupKind g, int instance) const;
   void compute(int64_t step, uint32_t op);
   void collective(int64_t step, uint32_t op);
   bool end_step(int64_t step);
@@ -74,8 +70,7 @@ class LockstepSim {
   int64_t max_end_ = 0;
   // The step's last arrival at a collective (lowest rank on ties), reported to
   // observers as that rank's work start at the end of the step (steps.csv's slowest_rank).
-  int64_t last_arrival_ns_ = -1;
-  int last_arrival_rank_ = -1;
+  Arrival last_arrival_;
   int64_t timeout_ns_ = -1;
   // The clocks' range, kept by every op that moves them (so no step scans for it).
   ComputeTime::ClockRange range_{0, 0, 0};

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fleetsim/rng.h"
+#include "tests/support/stats.h"
 
 namespace fleetsim {
 namespace {
@@ -80,17 +81,7 @@ TEST(NormalDraw, TailProbabilities) {
   EXPECT_NEAR(static_cast<double>(above - below), 0.0, 5 * std::sqrt(static_cast<double>(above + below)));
 }
 
-template <typename Cdf>
-double ks_scaled(std::vector<double> x, Cdf cdf) {
-  std::sort(x.begin(), x.end());
-  const double n = static_cast<double>(x.size());
-  double d = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    const double f = cdf(x[i]);
-    d = std::max({d, f - static_cast<double>(i) / n, static_cast<double>(i + 1) / n - f});
-  }
-  return d * std::sqrt(n);
-}
+using test_support::ks_scaled;
 
 // KS against the normal CDF over 4M draws, and over the draws beyond R against
 // the tail's own law (1 - upper(x) / upper(R)). sqrt(n) D > 2.23 has p = 1e-4.

@@ -13,24 +13,14 @@
 #include <vector>
 
 #include "fleetsim/rng.h"
+#include "tests/support/stats.h"
 
 namespace fleetsim {
 namespace {
 
 double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::numbers::sqrt2); }
 
-// Kolmogorov-Smirnov: sqrt(n) * sup |F_n - F| of the sample against `cdf`.
-template <typename Cdf>
-double ks_scaled(std::vector<double> x, Cdf cdf) {
-  std::sort(x.begin(), x.end());
-  const double n = static_cast<double>(x.size());
-  double d = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    const double f = cdf(x[i]);
-    d = std::max({d, f - static_cast<double>(i) / n, static_cast<double>(i + 1) / n - f});
-  }
-  return d * std::sqrt(n);
-}
+using test_support::ks_scaled;
 
 // sqrt(n) D exceeds 1.95 with probability 0.001 and 2.23 with 1e-4 (Kolmogorov's law).
 constexpr double kKs1e4 = 2.23;

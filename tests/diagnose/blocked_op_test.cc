@@ -15,6 +15,7 @@
 
 #include "sim/diagnose/diagnose.h"
 #include "sim/run/run.h"
+#include "tests/support/scenarios.h"
 
 namespace fleetsim::diagnose {
 namespace {
@@ -47,13 +48,7 @@ Diagnosis simulate_and_diagnose(const std::string& name, const std::string& yaml
 TEST(BlockedOp, RankZeroSaveOutlastsTheWatchdogBeforeABarrier) {
   const Diagnosis d = simulate_and_diagnose(
       "long_save",
-      "name: long-save\nfleet: {system: dgx-h100, nodes: 1}\nparallel: {tp: 1}\n"
-      "job: {steps: 3, seed: 1, watchdog: 10min}\nstep:\n"
-      "  - compute: {name: fwd_bwd, time: 100ms}\n"
-      "  - allreduce: {name: grads, group: world, bytes: 64MiB}\n"
-      "  - when: \"rank == 0 && step == 2\"\n    do:\n"
-      "      - cpu: {name: save_checkpoint, time: 12min}\n"
-      "  - barrier: {name: after_save}\n");
+      test_support::long_save_yaml());
   EXPECT_EQ(d.cause, Cause::kRankStalled);
   EXPECT_EQ(d.culprit_ranks, std::vector<int>{0});
   ASSERT_TRUE(d.blocked_op.has_value()) << format_human(d);

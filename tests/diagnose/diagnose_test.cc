@@ -17,12 +17,13 @@
 #include "sim/diagnose/diagnose.h"
 #include "sim/diagnose/fr_analyzer.h"
 #include "sim/diagnose/signals.h"
+#include "tests/support/files.h"
 
 namespace fleetsim::diagnose {
 namespace {
 
 std::string fixture(const std::string& name) {
-  return std::string(FLEETSIM_SOURCE_DIR) + "/tests/fixtures/fr/" + name;
+  return test_support::fixture_path("fr/" + name);
 }
 
 Diagnosis diagnose_fixture(const std::string& name) {

@@ -13,6 +13,7 @@
 
 #include "sim/diagnose/record.h"
 #include "tests/support/command.h"
+#include "tests/support/files.h"
 
 namespace fleetsim::diagnose {
 namespace {
@@ -20,15 +21,10 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::string_literals;
 
-std::string fixture(const std::string& name) {
-  return std::string(FLEETSIM_SOURCE_DIR) + "/tests/fixtures/pickle/" + name;
-}
+using test_support::slurp;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+std::string fixture(const std::string& name) {
+  return test_support::fixture_path("pickle/" + name);
 }
 
 FrDump parse_ok(const std::string& bytes, const std::string& file, int fallback_rank) {

@@ -9,12 +9,13 @@
 
 #include "sim/diagnose/diagnose.h"
 #include "sim/diagnose/fr_analyzer.h"
+#include "tests/support/files.h"
 
 namespace fleetsim::diagnose {
 namespace {
 
 std::string fixture(const std::string& name) {
-  return std::string(FLEETSIM_SOURCE_DIR) + "/tests/fixtures/fr/" + name;
+  return test_support::fixture_path("fr/" + name);
 }
 
 // PyTorch's default dump mode on 8 ranks in 7 groups: rank 5's CPU stalled before

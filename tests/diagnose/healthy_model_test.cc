@@ -8,12 +8,13 @@
 #include <vector>
 
 #include "sim/diagnose/diagnose.h"
+#include "tests/support/files.h"
 
 namespace fleetsim::diagnose {
 namespace {
 
 std::string fixture(const std::string& name) {
-  return std::string(FLEETSIM_SOURCE_DIR) + "/tests/fixtures/fr/" + name;
+  return test_support::fixture_path("fr/" + name);
 }
 
 // Answers every question with one time and remembers what it was asked.

@@ -9,12 +9,13 @@
 
 #include "sim/diagnose/diagnose.h"
 #include "sim/diagnose/signals.h"
+#include "tests/support/files.h"
 
 namespace fleetsim::diagnose {
 namespace {
 
 std::string log_fixture(const std::string& name) {
-  return std::string(FLEETSIM_SOURCE_DIR) + "/tests/fixtures/logs/" + name;
+  return test_support::fixture_path("logs/" + name);
 }
 
 Diagnosis diagnose_log(const std::string& name) {

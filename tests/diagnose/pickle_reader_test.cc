@@ -15,6 +15,7 @@
 
 #include "fleetsim/pickle_ops.h"
 #include "sim/diagnose/pickle_reader.h"
+#include "tests/support/files.h"
 
 namespace fleetsim::diagnose {
 namespace {
@@ -22,15 +23,10 @@ namespace {
 using nlohmann::json;
 using namespace std::string_literals;
 
-std::string fixture(const std::string& name) {
-  return std::string(FLEETSIM_SOURCE_DIR) + "/tests/fixtures/pickle/" + name;
-}
+using test_support::slurp;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+std::string fixture(const std::string& name) {
+  return test_support::fixture_path("pickle/" + name);
 }
 
 // A protocol 2 pickle of `body`, as the bytes between PROTO and STOP.

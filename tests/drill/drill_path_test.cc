@@ -19,6 +19,8 @@
 #include "sim/drill/drill.h"
 #include "sim/drill/drill_incident.h"
 #include "tests/golden/golden_diff.h"
+#include "tests/support/files.h"
+#include "tests/support/scenarios.h"
 
 namespace fleetsim::drill {
 namespace {
@@ -171,15 +173,16 @@ TEST(DrillEvidence, PipelineStacksAreTrue) {
 // A dead rank's telemetry reads 0% from its death on, and no rank's step goes back
 // (a pp=4 job whose rank 19 dies at step 30).
 TEST(DrillEvidence, ADeadRankReadsIdleAndStepsNeverGoBack) {
-  const fs::path yaml = fs::temp_directory_path() / ("fleetsim_drill_pp4_" + std::to_string(getpid()) + ".yaml");
-  std::ofstream(yaml) << "name: pp4-crash\nfleet: {system: dgx-h100, nodes: 4}\nparallel: {tp: 8, pp: 4}\n"
-                         "job: {steps: 40, seed: 3, watchdog: 2min, telemetry_period: 1s}\nstep:\n"
-                         "  - when: \"pp_rank > 0\"\n    do:\n      - recv: {name: act_recv, from: prev, bytes: 64MiB}\n"
-                         "  - compute: {name: forward, time: 50ms, jitter: 1%}\n"
-                         "  - when: \"pp_rank < 3\"\n    do:\n      - send: {name: act_send, to: next, bytes: 64MiB}\n"
-                         "  - allreduce: {name: tp_sync, group: tp, bytes: 16MiB}\n"
-                         "faults:\n  - crash: {rank: 19, at_step: 30}\nexpect: {cause: rank_crashed, culprit: [19]}\n";
-  const Incident inc = incident(yaml.string());
+  const std::string yaml = test_support::write_temp(
+      "fleetsim_drill_pp4", ".yaml",
+      "name: pp4-crash\nfleet: {system: dgx-h100, nodes: 4}\nparallel: {tp: 8, pp: 4}\n"
+      "job: {steps: 40, seed: 3, watchdog: 2min, telemetry_period: 1s}\nstep:\n"
+      "  - when: \"pp_rank > 0\"\n    do:\n      - recv: {name: act_recv, from: prev, bytes: 64MiB}\n"
+      "  - compute: {name: forward, time: 50ms, jitter: 1%}\n"
+      "  - when: \"pp_rank < 3\"\n    do:\n      - send: {name: act_send, to: next, bytes: 64MiB}\n"
+      "  - allreduce: {name: tp_sync, group: tp, bytes: 16MiB}\n"
+      "faults:\n  - crash: {rank: 19, at_step: 30}\nexpect: {cause: rank_crashed, culprit: [19]}\n");
+  const Incident inc = incident(yaml);
   fs::remove(yaml);
   const double died = inc.result.crash.at.to_seconds();
   std::map<int, int64_t> step;
@@ -227,16 +230,10 @@ TEST(DrillLesson, NamesTheBlockingOpAgainstTheWatchdog) {
   EXPECT_TRUE(has(idle, "under `rank == 0`) at step 40 and never returned, against the 2-minute watchdog")) << idle;
   EXPECT_TRUE(has(idle, "`checkpoint_barrier`, a TCPStore barrier")) << idle;
 
-  const fs::path yaml = fs::temp_directory_path() / ("fleetsim_drill_long_save_" + std::to_string(getpid()) + ".yaml");
-  std::ofstream(yaml) << "name: long-save\nfleet: {system: dgx-h100, nodes: 1}\nparallel: {tp: 1}\n"
-                         "job: {steps: 3, seed: 1, watchdog: 10min}\nstep:\n"
-                         "  - compute: {name: fwd_bwd, time: 100ms}\n"
-                         "  - allreduce: {name: grads, group: world, bytes: 64MiB}\n"
-                         "  - when: \"rank == 0 && step == 2\"\n    do:\n"
-                         "      - cpu: {name: save_checkpoint, time: 12min}\n"
-                         "  - barrier: {name: after_save}\n"
-                         "expect: {cause: rank_stalled, culprit: [0]}\n";
-  const std::string slow = play(yaml.string(), "quit\n");
+  const std::string yaml = test_support::write_temp(
+      "fleetsim_drill_long_save", ".yaml",
+      test_support::long_save_yaml() + "expect: {cause: rank_stalled, culprit: [0]}\n");
+  const std::string slow = play(yaml, "quit\n");
   fs::remove(yaml);
   EXPECT_TRUE(has(slow, "What blocked: `save_checkpoint` (train.py:")) << slow;
   EXPECT_TRUE(has(slow, "under `rank == 0 && step == 2`) takes 12 min, longer than the 10-minute watchdog")) << slow;

@@ -26,4 +26,12 @@ inline CommandResult run_command(const std::string& cmd) {
   return r;
 }
 
+// The project's Python: the .venv in the source tree (docs/testing.md).
+inline std::string venv_python() { return std::string(FLEETSIM_SOURCE_DIR) + "/.venv/bin/python"; }
+
+// Whether that Python imports `module`.
+inline bool python_imports(const std::string& module) {
+  return run_command("'" + venv_python() + "' -c 'import " + module + "'").exit_code == 0;
+}
+
 }  // namespace fleetsim::test_support

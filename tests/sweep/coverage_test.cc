@@ -12,6 +12,8 @@
 #include <sstream>
 
 #include "sim/sweep/sweep.h"
+#include "tests/support/files.h"
+#include "tests/support/scenarios.h"
 
 namespace fs = std::filesystem;
 
@@ -21,11 +23,8 @@ namespace {
 // 8 ranks (one DGX H100 node), 200 steps of 300 ms compute with 2% normal
 // jitter then a world all-reduce: the case at fewer steps.
 std::string scenario() {
-  const fs::path p = fs::temp_directory_path() / ("sweep_coverage_" + std::to_string(::getpid()) + ".yaml");
-  std::ofstream(p) << "name: coverage\nfleet: {system: dgx-h100, nodes: 1}\nparallel: {tp: 1}\n"
-                   << "job: {steps: 200, seed: 1}\nstep:\n  - compute: {name: c, time: 300ms, jitter: 2%}\n"
-                   << "  - allreduce: {name: g, group: world, bytes: 256MiB}\n";
-  return p.string();
+  return test_support::write_temp("sweep_coverage", ".yaml",
+                                  test_support::one_node_jitter_yaml("coverage", 200, 1, "300ms", "2%", "256MiB"));
 }
 
 // How many of `blocks` blocks of 8 consecutive seeds from `first` hold the exact tax in their interval.

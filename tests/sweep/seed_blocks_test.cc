@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "sim/sweep/sweep.h"
+#include "tests/support/files.h"
+#include "tests/support/scenarios.h"
 
 namespace fs = std::filesystem;
 
@@ -26,11 +28,8 @@ namespace {
 // The case: one DGX H100 node (8 ranks), 300 steps of 300 ms compute
 // with 2% normal jitter, then a world all-reduce.
 std::string scenario() {
-  const fs::path p = fs::temp_directory_path() / ("seed_blocks_" + std::to_string(::getpid()) + ".yaml");
-  std::ofstream(p) << "name: seed-blocks\nfleet: {system: dgx-h100, nodes: 1}\nparallel: {tp: 1}\n"
-                   << "job: {steps: 300, seed: 1}\nstep:\n  - compute: {name: c, time: 300ms, jitter: 2%}\n"
-                   << "  - allreduce: {name: g, group: world, bytes: 256MiB}\n";
-  return p.string();
+  return test_support::write_temp("seed_blocks", ".yaml",
+                                  test_support::one_node_jitter_yaml("seed-blocks", 300, 1, "300ms", "2%", "256MiB"));
 }
 
 // Order statistics of 8 standard normals (numerical integration): E[max], Var[max].

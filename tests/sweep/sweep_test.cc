@@ -9,6 +9,8 @@
 #include <fstream>
 
 #include "sim/sweep/sweep.h"
+#include "tests/support/files.h"
+#include "tests/support/scenarios.h"
 
 namespace fs = std::filesystem;
 
@@ -16,11 +18,8 @@ namespace fleetsim {
 namespace {
 
 std::string write_scenario(const std::string& name, const std::string& jitter) {
-  const fs::path p = fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()) + ".yaml");
-  std::ofstream(p) << "name: " << name << "\nfleet: {system: dgx-h100, nodes: 1}\nparallel: {tp: 1}\n"
-                   << "job: {steps: 4000, seed: 11}\nstep:\n  - compute: {name: c, time: 100ms, jitter: " << jitter
-                   << "}\n  - allreduce: {name: g, group: world, bytes: 1MiB}\n";
-  return p.string();
+  return test_support::write_temp(name, ".yaml",
+                                  test_support::one_node_jitter_yaml(name, 4000, 11, "100ms", jitter, "1MiB"));
 }
 
 std::vector<TaskResult> run(const SweepSpec& spec, int threads) {

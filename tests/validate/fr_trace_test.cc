@@ -23,12 +23,10 @@ namespace {
 
 const std::string kBin = FLEETSIM_BINARY;
 const std::string kSrc = FLEETSIM_SOURCE_DIR;
-const std::string kPython = kSrc + "/.venv/bin/python";
+const std::string kPython = fleetsim::test_support::venv_python();
 
 bool have_fr_trace() {
-  return fleetsim::test_support::run_command("'" + kPython +
-                                             "' -c 'import torch.distributed.flight_recorder.fr_trace'")
-             .exit_code == 0;
+  return fleetsim::test_support::python_imports("torch.distributed.flight_recorder.fr_trace");
 }
 
 // "{0, 3}" -> {0, 3}

@@ -21,11 +21,10 @@ namespace {
 
 const std::string kBin = FLEETSIM_BINARY;
 const std::string kSrc = FLEETSIM_SOURCE_DIR;
-const std::string kPython = kSrc + "/.venv/bin/python";
+const std::string kPython = fleetsim::test_support::venv_python();
 
 bool have_torch() {
-  static const bool ok =
-      fleetsim::test_support::run_command("'" + kPython + "' -c 'import torch.distributed'").exit_code == 0;
+  static const bool ok = fleetsim::test_support::python_imports("torch.distributed");
   return ok;
 }
 
