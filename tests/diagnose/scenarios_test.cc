@@ -35,20 +35,29 @@ std::vector<std::string> scenario_files() {
 
 class EveryScenario : public ::testing::TestWithParam<std::string> {};
 
+// Simulates `scenario` into a fresh `tag`_<name>_<pid> folder under the temp dir and
+// returns that folder ("" when the run failed, with the failure recorded).
+fs::path simulate(const std::string& scenario, const std::string& tag) {
+  Result<PreparedRun> prepared = prepare_run(scenario);
+  EXPECT_TRUE(prepared.ok());
+  if (!prepared.ok()) return {};
+  const fs::path dir = fs::temp_directory_path() /
+                       (tag + "_" + fs::path(scenario).stem().string() + "_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  RunOptions opts;
+  opts.out_dir = dir.string();
+  Result<RecordedRun> run = execute(*prepared, opts);
+  EXPECT_TRUE(run.ok());
+  return run.ok() ? dir : fs::path();
+}
+
 // diagnose names the scenario's expected cause and culprit ranks on its simulated RunRecord.
 TEST_P(EveryScenario, DiagnoseNamesTheExpectedCauseAndCulprit) {
   Result<Scenario> scenario = load_scenario(GetParam(), {});
   ASSERT_TRUE(scenario.ok()) << scenario.errors().front().to_string();
   if (!scenario->expect.cause) GTEST_SKIP() << "no expect.cause";
-  Result<PreparedRun> prepared = prepare_run(GetParam());
-  ASSERT_TRUE(prepared.ok());
-  const fs::path dir = fs::temp_directory_path() / ("fleetsim_diag_" + fs::path(GetParam()).stem().string() +
-                                                     "_" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  RunOptions opts;
-  opts.out_dir = dir.string();
-  Result<RecordedRun> run = execute(*prepared, opts);
-  ASSERT_TRUE(run.ok());
+  const fs::path dir = simulate(GetParam(), "fleetsim_diag");
+  ASSERT_FALSE(dir.empty());
   Result<Diagnosis> d = diagnose_dir(dir.string());
   fs::remove_all(dir);
   ASSERT_TRUE(d.ok());
@@ -67,18 +76,14 @@ TEST_P(EveryScenario, DumpsAloneNameTheExpectedCulprit) {
   ASSERT_TRUE(scenario.ok()) << scenario.errors().front().to_string();
   const Expect& e = scenario->expect;
   if (!e.culprit || !(e.outcome == "hang" || e.cause == "rank_crashed")) GTEST_SKIP() << "not a hang with a culprit";
-  Result<PreparedRun> prepared = prepare_run(GetParam());
-  ASSERT_TRUE(prepared.ok());
-  const fs::path dir = fs::temp_directory_path() / ("fleetsim_dumps_" + fs::path(GetParam()).stem().string() +
-                                                     "_" + std::to_string(getpid()));
+  const fs::path dir = simulate(GetParam(), "fleetsim_dumps");
+  ASSERT_FALSE(dir.empty());
+  const fs::path dumps = dir.string() + "-dumps";
+  fs::remove_all(dumps);
+  fs::copy(dir / "fr", dumps);
   fs::remove_all(dir);
-  RunOptions opts;
-  opts.out_dir = (dir / "run").string();
-  Result<RecordedRun> run = execute(*prepared, opts);
-  ASSERT_TRUE(run.ok());
-  fs::copy(dir / "run" / "fr", dir / "dumps");
-  Result<Diagnosis> d = diagnose_dir((dir / "dumps").string());
-  fs::remove_all(dir);
+  Result<Diagnosis> d = diagnose_dir(dumps.string());
+  fs::remove_all(dumps);
   ASSERT_TRUE(d.ok()) << d.errors().front().to_string();
   EXPECT_NE(d->verdict, Verdict::kHealthy) << format_human(*d);
   EXPECT_EQ(d->culprit_ranks, *e.culprit) << format_human(*d);
