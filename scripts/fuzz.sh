@@ -4,10 +4,10 @@
 # and the coverage reached; fails if any target crashes, leaks, or times out on an
 # input (the input is kept under build-fuzz/artifacts/, see docs/testing.md).
 # Usage: scripts/fuzz.sh [TARGET...]   (default: every tests/fuzz/*_fuzz.cc)
-# Env: FUZZ_SECONDS per target (default 20), FUZZ_INPUT_TIMEOUT per input (default 25).
+# Env: FUZZ_SECONDS per target (default 15), FUZZ_INPUT_TIMEOUT per input (default 25).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds="${FUZZ_SECONDS:-20}"
+seconds="${FUZZ_SECONDS:-15}"
 input_timeout="${FUZZ_INPUT_TIMEOUT:-25}"
 
 scripts/install-deps.sh

@@ -60,23 +60,39 @@ done
 # Every scenario of the library must meet its `expect:` and be diagnosed. Those of
 # scenarios/validate/ are simulated too; their `expect:` is the real run's (a crash
 # fault under mpirun ends the job, where the simulator reports the hang it causes
-# among the survivors), so they are run without --check-expect.
-n=0
-for s in scenarios/*.yaml scenarios/validate/*.yaml; do
+# among the survivors), so they are run without --check-expect. One scenario a core
+# at a time; each writes its own folder and logs, and the first failure (in library
+# order) is the one reported.
+check_scenario() {
+  local s="$1" name out check=(--check-expect)
   name="$(basename "$s" .yaml)"
   out="$work/$name"
-  check=(--check-expect)
   [[ "$s" == scenarios/validate/* ]] && check=()
   if ! build-asan/fleetsim run "$s" "${check[@]}" --out "$out" >"$work/$name.log" 2>&1; then
-    echo "sanitize: FAILED: fleetsim run $s ${check[*]}" >&2
-    tail -n 60 "$work/$name.log" >&2
-    exit 1
+    echo "fleetsim run $s ${check[*]}" >"$work/$name.failed"
+    cp "$work/$name.log" "$work/$name.why"
+  elif ! build-asan/fleetsim diagnose "$out" >"$work/$name.diag" 2>&1; then
+    echo "fleetsim diagnose $out" >"$work/$name.failed"
+    cp "$work/$name.diag" "$work/$name.why"
   fi
-  if ! build-asan/fleetsim diagnose "$out" >"$work/$name.diag" 2>&1; then
-    echo "sanitize: FAILED: fleetsim diagnose $out" >&2
-    tail -n 60 "$work/$name.diag" >&2
-    exit 1
+}
+scenarios=(scenarios/*.yaml scenarios/validate/*.yaml)
+running=0
+for s in "${scenarios[@]}"; do
+  if [ "$running" -ge "$shards" ]; then
+    wait -n || true
+    running=$((running - 1))
   fi
-  n=$((n + 1))
+  check_scenario "$s" &
+  running=$((running + 1))
 done
-echo "sanitize: unit suite and $n scenarios clean under ASan and UBSan"
+wait
+for s in "${scenarios[@]}"; do
+  name="$(basename "$s" .yaml)"
+  if [ -e "$work/$name.failed" ]; then
+    echo "sanitize: FAILED: $(cat "$work/$name.failed")" >&2
+    tail -n 60 "$work/$name.why" >&2
+    exit 1
+  fi
+done
+echo "sanitize: unit suite and ${#scenarios[@]} scenarios clean under ASan and UBSan"
