@@ -129,7 +129,7 @@ measure() {
   last_cpu=$(awk -v u="$user" -v s="$sys" -v n="$reps" 'BEGIN { printf "%.4f", (u + s) / n }')
   printf '%s,%s,%s,%s,%s,%s,%s,%s,\n' "$case" "$executor" "$r" "$reps" \
     "$(awk -v w="$wall" -v n="$reps" 'BEGIN { printf "%.4f", w / n }')" "$last_cpu" "$rss" "$load" >>"$csv"
-  echo "  $case $executor $r ranks: $last_cpu s CPU a run ($reps runs, load $load)" >&2
+  echo "  $case $executor $r ranks: $last_cpu s CPU a run (mean of $reps, load $load)" >&2
 }
 
 # run_case CASE EXECUTOR SCENARIO SETS...: every rank count; SETS may hold {N} (nodes).
