@@ -4,6 +4,7 @@
 # per distinct step (Google Benchmark's JSON). Writes one CSV (default notebooks/data/scaling.csv).
 #
 # Usage: scripts/scaling.sh [--build DIR] [--ranks LIST] [--cases LIST] [--event-cpu-limit SECONDS] [--out FILE]
+#   --build, --out     the build folder (default build/) and the CSV, relative to the current folder
 #   --ranks            rank counts, multiples of 8 (default 1024,4096,16384,65536,131072)
 #   --cases            founding, uniform, step_model, comma-separated (default all three)
 #   --event-cpu-limit  the event executor stops before a size whose CPU time, extrapolated from the
@@ -31,6 +32,7 @@
 #   note       empty, the benchmark's name, or why a size was skipped (its other columns empty then)
 # Rows come in a fixed order: case, then executor, then ranks ascending. Exit 2 on bad arguments.
 set -euo pipefail
+caller_dir="$PWD"
 cd "$(dirname "$0")/.."
 
 usage_error() {
@@ -39,11 +41,11 @@ usage_error() {
   exit 2
 }
 
-build=build
+build=""
 ranks_arg=1024,4096,16384,65536,131072
 cases_arg=founding,uniform,step_model
 event_cpu_limit=60
-out=notebooks/data/scaling.csv
+out=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --build|--ranks|--cases|--event-cpu-limit|--out)
@@ -81,10 +83,14 @@ for c in "${items[@]}"; do
 done
 [[ "$event_cpu_limit" =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
   usage_error "--event-cpu-limit: '$event_cpu_limit' is not a number of seconds"
+# --build and --out are read from the caller's folder (the defaults from the repository root).
+resolve() { if [ -z "$1" ]; then echo "$2"; elif [[ "$1" = /* ]]; then echo "$1"; else echo "$caller_dir/$1"; fi; }
+build=$(resolve "$build" build)
+out=$(resolve "$out" notebooks/data/scaling.csv)
 [ -d "$(dirname "$out")" ] || usage_error "--out: folder '$(dirname "$out")' does not exist"
 
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build" -j"$(nproc)" --target fleetsim frequent_bench >/dev/null
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >&2
+cmake --build "$build" -j"$(nproc)" --target fleetsim frequent_bench >&2
 fleetsim="$build/fleetsim"
 work=$(mktemp -d /tmp/fleetsim-scaling.XXXXXX)
 trap 'rm -rf "$work"' EXIT
