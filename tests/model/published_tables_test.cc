@@ -89,6 +89,7 @@ const Case kCases[] = {
      "at 256 KiB - 2 MiB against 19-24 us, slower at 1 MiB (123 us) than the same cluster's all-reduce (92 us), and "
      "is not monotonic (2 MiB faster than 1 MiB; 512 MiB at 211 GB/s below 256 MiB's 240). The plateau is 286 GB/s "
      "at 8 GiB against the preset's 8 x 48 GB/s = 384 (this cluster's NICs give ~40 GB/s each)"},
+    {"h100_2x8_all_reduce_hgx_nccl2.26.2.txt", "dgx-h100", 2, Coll::kAllReduce, nullptr},
 };
 
 struct Errors {
