@@ -89,6 +89,11 @@ const Case kCases[] = {
      "at 256 KiB - 2 MiB against 19-24 us, slower at 1 MiB (123 us) than the same cluster's all-reduce (92 us), and "
      "is not monotonic (2 MiB faster than 1 MiB; 512 MiB at 211 GB/s below 256 MiB's 240). The plateau is 286 GB/s "
      "at 8 GiB against the preset's 8 x 48 GB/s = 384 (this cluster's NICs give ~40 GB/s each)"},
+    {"b200_2x8_all_gather_gke_nccl2.26.6.txt", "hgx-b200", 2, Coll::kAllGather,
+     "the table is 4-35x slower than the model from 64 KiB to 256 MiB and has a floor of 246-320 us even at 1-32 KiB "
+     "(the model: 28 us at 64 KiB); its times are not monotonic (4 MiB in 934 us, faster than 2 MiB in 1754 us; 32 MiB "
+     "faster than 16 MiB) and in-place differs from out-of-place by up to a third. It ran through Google's gIB network "
+     "plugin on GKE; the plateau from 2 GiB is 260 GB/s against the model's 383 (8 x 48 GB/s of 400 Gb/s NICs)"},
     {"h100_2x8_all_reduce_hgx_nccl2.26.2.txt", "dgx-h100", 2, Coll::kAllReduce, nullptr},
 };
 
