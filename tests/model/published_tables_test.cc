@@ -95,6 +95,7 @@ const Case kCases[] = {
      "faster than 16 MiB) and in-place differs from out-of-place by up to a third. It ran through Google's gIB network "
      "plugin on GKE; the plateau from 2 GiB is 260 GB/s against the model's 383 (8 x 48 GB/s of 400 Gb/s NICs)"},
     {"h100_2x8_all_reduce_hgx_nccl2.26.2.txt", "dgx-h100", 2, Coll::kAllReduce, nullptr},
+    {"h100_4x8_all_reduce_vm_nccl2.26.2.txt", "dgx-h100", 4, Coll::kAllReduce, nullptr},
 };
 
 struct Errors {
