@@ -96,6 +96,7 @@ const Case kCases[] = {
      "plugin on GKE; the plateau from 2 GiB is 260 GB/s against the model's 383 (8 x 48 GB/s of 400 Gb/s NICs)"},
     {"h100_2x8_all_reduce_hgx_nccl2.26.2.txt", "dgx-h100", 2, Coll::kAllReduce, nullptr},
     {"h100_4x8_all_reduce_vm_nccl2.26.2.txt", "dgx-h100", 4, Coll::kAllReduce, nullptr},
+    {"h100_8x8_all_reduce_ib.txt", "dgx-h100", 8, Coll::kAllReduce, nullptr},
 };
 
 struct Errors {
