@@ -102,6 +102,11 @@ const Case kCases[] = {
      "two GPUs of a node, rows from 64 MiB only: the table takes 1.5-1.7x the model's Ring/Simple time and plateaus at "
      "483 GB/s busbw (965 GB/s algbw) at 8 GiB where the model reaches 719 (80% of NVLink5's 900 GB/s); its in-place "
      "column is 7-17% faster than out-of-place (564 GB/s at 8 GiB), still 22% under the model", "2.30", 2},
+    {"b200_2x1_all_gather_gke_nccl2.26.6.txt", "hgx-b200", 2, Coll::kAllGather,
+     "one GPU on each of two nodes (each pod holds two 400 Gb/s RoCE NICs; the model gives one GPU one NIC), gIB "
+     "plugin: the table takes 1.3-2.0x the model's time from 64 KiB and plateaus at 36.7 GB/s at 1 GiB against the "
+     "model's 47.9 (48 GB/s per NIC); its in-place column reaches 45.1 GB/s, 23% faster than out-of-place at 1 GiB",
+     "2.30", 1},
 };
 
 struct Errors {
