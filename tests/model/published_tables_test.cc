@@ -59,6 +59,7 @@ struct Case {
   Coll coll;
   const char* not_met;  // nullptr: bounds asserted; else why the table is reported only
   const char* version = "2.30";  // NCCL constants the table is compared with
+  int gpus_per_node = 0;         // GPUs per node the table ran on; 0: the preset's 8
 };
 
 // Tables by system. Constants of the execution model were fitted on
@@ -89,6 +90,23 @@ const Case kCases[] = {
      "at 256 KiB - 2 MiB against 19-24 us, slower at 1 MiB (123 us) than the same cluster's all-reduce (92 us), and "
      "is not monotonic (2 MiB faster than 1 MiB; 512 MiB at 211 GB/s below 256 MiB's 240). The plateau is 286 GB/s "
      "at 8 GiB against the preset's 8 x 48 GB/s = 384 (this cluster's NICs give ~40 GB/s each)"},
+    {"b200_2x8_all_gather_gke_nccl2.26.6.txt", "hgx-b200", 2, Coll::kAllGather,
+     "the table is 4-35x slower than the model from 64 KiB to 256 MiB and has a floor of 246-320 us even at 1-32 KiB "
+     "(the model: 28 us at 64 KiB); its times are not monotonic (4 MiB in 934 us, faster than 2 MiB in 1754 us; 32 MiB "
+     "faster than 16 MiB) and in-place differs from out-of-place by up to a third. It ran through Google's gIB network "
+     "plugin on GKE; the plateau from 2 GiB is 260 GB/s against the model's 383 (8 x 48 GB/s of 400 Gb/s NICs)"},
+    {"h100_2x8_all_reduce_hgx_nccl2.26.2.txt", "dgx-h100", 2, Coll::kAllReduce, nullptr},
+    {"h100_4x8_all_reduce_vm_nccl2.26.2.txt", "dgx-h100", 4, Coll::kAllReduce, nullptr},
+    {"h100_8x8_all_reduce_ib.txt", "dgx-h100", 8, Coll::kAllReduce, nullptr},
+    {"b200_1x2_all_gather_gke_nccl2.26.6.txt", "hgx-b200", 1, Coll::kAllGather,
+     "two GPUs of a node, rows from 64 MiB only: the table takes 1.5-1.7x the model's Ring/Simple time and plateaus at "
+     "483 GB/s busbw (965 GB/s algbw) at 8 GiB where the model reaches 719 (80% of NVLink5's 900 GB/s); its in-place "
+     "column is 7-17% faster than out-of-place (564 GB/s at 8 GiB), still 22% under the model", "2.30", 2},
+    {"b200_2x1_all_gather_gke_nccl2.26.6.txt", "hgx-b200", 2, Coll::kAllGather,
+     "one GPU on each of two nodes (each pod holds two 400 Gb/s RoCE NICs; the model gives one GPU one NIC), gIB "
+     "plugin: the table takes 1.3-2.0x the model's time from 64 KiB and plateaus at 36.7 GB/s at 1 GiB against the "
+     "model's 47.9 (48 GB/s per NIC); its in-place column reaches 45.1 GB/s, 23% faster than out-of-place at 1 GiB",
+     "2.30", 1},
 };
 
 struct Errors {
@@ -110,6 +128,7 @@ Errors compare(const Case& c, const Published& p, const std::string& timing) {
   auto f = fabric_preset(c.system);
   EXPECT_TRUE(f.has_value());
   f->nodes = c.nodes;
+  if (c.gpus_per_node > 0) f->gpus_per_node = c.gpus_per_node;
   Options o;
   o.timing = timing;
   o.version = c.version;
