@@ -144,6 +144,21 @@ TEST(LockstepSim, WatchdogRiskFallsBackToEvents) {
   EXPECT_EQ(r.summary["outcome"], "hang");
 }
 
+// A step that ends on a compute op: the compute loop leaves the clocks' low
+// end unknown and end_step finds it, so the watchdog ring still holds each
+// step's earliest end. Rank 3 computes 15 s from step 10, which a 10 s
+// watchdog times out; with no low end recorded the run would finish in lockstep.
+TEST(LockstepSim, WatchdogRiskAfterAStepEndingInCompute) {
+  const Plan plan = plan_of(
+      "name: t\nfleet: {system: custom, gpus_per_node: 2, nodes: 2}\njob: {steps: 14, watchdog: 10s}\nstep:\n"
+      "  - allreduce: {name: g, bytes: 1MiB}\n  - compute: {time: 500ms}\n"
+      "faults:\n  - straggler: {ranks: [3], slowdown: 30, from_step: 10}\n");
+  ASSERT_TRUE(lockstep_eligible(plan).ok);
+  const Recorded r = record(plan, true, "wdc");
+  EXPECT_EQ(r.executor, "event");
+  EXPECT_EQ(r.summary["outcome"], "hang");
+}
+
 // The executor reserves well under 200 bytes per rank at 16k ranks.
 TEST(LockstepSim, BytesPerRankAreBounded) {
   const Plan plan = plan_of(
