@@ -159,6 +159,26 @@ TEST(LockstepSim, WatchdogRiskAfterAStepEndingInCompute) {
   EXPECT_EQ(r.summary["outcome"], "hang");
 }
 
+// The bulk path's least wait: lowest rank on ties, whichever of its four lanes
+// (rank mod 4, the tail in lane 0) holds it; totals add up; a step whose waits
+// are all INT64_MAX names no one, as the rank-by-rank path would not.
+TEST(LockstepSim, StragglerStatsBulkLeastWaitTakesTheLowestRank) {
+  const Plan plan = plan_of(
+      "name: t\nfleet: {system: custom, gpus_per_node: 7, nodes: 1}\njob: {steps: 3}\nstep:\n"
+      "  - compute: {time: 1ms}\n  - allreduce: {name: g, bytes: 1MiB}\n");
+  ASSERT_EQ(plan.ranks, 7);
+  StragglerStats stats(plan);
+  const std::vector<int64_t> compute{1, 2, 3, 4, 5, 6, 7};
+  stats.on_step_accounted(1, compute, std::vector<int64_t>{9, 8, 3, 7, 6, 3, 3});   // 3 at ranks 2, 5, 6
+  stats.on_step_accounted(2, compute, std::vector<int64_t>{9, 8, 4, 7, 6, 5, 1});   // the tail's rank 6 alone
+  EXPECT_EQ(stats.slowest_counts(2), (std::vector<int64_t>{0, 0, 1, 0, 0, 0, 1}));
+  EXPECT_EQ(stats.compute_ns(), (std::vector<int64_t>{2, 4, 6, 8, 10, 12, 14}));
+  EXPECT_EQ(stats.wait_ns(), (std::vector<int64_t>{18, 16, 7, 14, 12, 8, 4}));
+  StragglerStats none(plan);
+  none.on_step_accounted(1, compute, std::vector<int64_t>(7, INT64_MAX));
+  EXPECT_EQ(none.slowest_counts(1), std::vector<int64_t>(7, 0));
+}
+
 // The executor reserves well under 200 bytes per rank at 16k ranks.
 TEST(LockstepSim, BytesPerRankAreBounded) {
   const Plan plan = plan_of(
