@@ -85,7 +85,8 @@ int64_t floor_run(std::vector<int64_t>& clock, const std::vector<uint64_t>& stre
     int64_t m = 0;
     size_t who = 0;
     for (size_t r = 0; r < clock.size(); ++r) {
-      const int64_t c = clock[r] += ComputeTime::to_ns(base * std::max(0.0, 1.0 + cv * draw_normal(stream[r], counter)));
+      const double t = base * std::max(0.0, 1.0 + cv * draw_normal(stream[r], counter));
+      const int64_t c = clock[r] += ComputeTime::to_ns(t);
       if (c > m) {
         m = c;
         who = r;

@@ -131,17 +131,25 @@ TEST(LockstepSim, IneligiblePlansSayWhy) {
   }
 }
 
+// Runs a 4-rank plan (`job`, `step`, and rank 3 a straggler with the fields in
+// `straggler`) asking for lockstep, and expects the fallback to the event
+// executor and the hang it reports.
+void expect_watchdog_fallback(const std::string& job, const std::string& step, const std::string& straggler,
+                              const std::string& tag) {
+  const Plan plan = plan_of("name: t\nfleet: {system: custom, gpus_per_node: 2, nodes: 2}\njob: " + job +
+                            "\nstep:\n" + step + "faults:\n  - straggler: {ranks: [3], " + straggler + "}\n");
+  ASSERT_TRUE(lockstep_eligible(plan).ok);
+  const Recorded r = record(plan, true, tag);
+  EXPECT_EQ(r.executor, "event");
+  EXPECT_EQ(r.summary["outcome"], "hang");
+}
+
 // A collective that waits past the watchdog timeout makes the lockstep run give
 // up; the event executor then reports the hang the real job would have.
 TEST(LockstepSim, WatchdogRiskFallsBackToEvents) {
-  const Plan plan = plan_of(
-      "name: t\nfleet: {system: custom, gpus_per_node: 2, nodes: 2}\njob: {steps: 4, watchdog: 1s}\nstep:\n"
-      "  - compute: {time: 500ms}\n  - allreduce: {name: g, bytes: 1MiB}\n"
-      "faults:\n  - straggler: {ranks: [3], slowdown: 5, from_step: 2}\n");
-  ASSERT_TRUE(lockstep_eligible(plan).ok);
-  const Recorded r = record(plan, true, "wd");
-  EXPECT_EQ(r.executor, "event");
-  EXPECT_EQ(r.summary["outcome"], "hang");
+  expect_watchdog_fallback("{steps: 4, watchdog: 1s}",
+                           "  - compute: {time: 500ms}\n  - allreduce: {name: g, bytes: 1MiB}\n",
+                           "slowdown: 5, from_step: 2", "wd");
 }
 
 // A step that ends on a compute op: the compute loop leaves the clocks' low
@@ -149,14 +157,9 @@ TEST(LockstepSim, WatchdogRiskFallsBackToEvents) {
 // step's earliest end. Rank 3 computes 15 s from step 10, which a 10 s
 // watchdog times out; with no low end recorded the run would finish in lockstep.
 TEST(LockstepSim, WatchdogRiskAfterAStepEndingInCompute) {
-  const Plan plan = plan_of(
-      "name: t\nfleet: {system: custom, gpus_per_node: 2, nodes: 2}\njob: {steps: 14, watchdog: 10s}\nstep:\n"
-      "  - allreduce: {name: g, bytes: 1MiB}\n  - compute: {time: 500ms}\n"
-      "faults:\n  - straggler: {ranks: [3], slowdown: 30, from_step: 10}\n");
-  ASSERT_TRUE(lockstep_eligible(plan).ok);
-  const Recorded r = record(plan, true, "wdc");
-  EXPECT_EQ(r.executor, "event");
-  EXPECT_EQ(r.summary["outcome"], "hang");
+  expect_watchdog_fallback("{steps: 14, watchdog: 10s}",
+                           "  - allreduce: {name: g, bytes: 1MiB}\n  - compute: {time: 500ms}\n",
+                           "slowdown: 30, from_step: 10", "wdc");
 }
 
 // The bulk path's least wait: lowest rank on ties, whichever of its four lanes
