@@ -16,6 +16,8 @@
 #include "fleetsim/rng.h"
 #include "sim/io/scenario_loader.h"
 #include "sim/exec/executor.h"
+#include "sim/exec/group_layout.h"
+#include "sim/model/compute_time.h"
 #include "sim/observe/straggler_stats.h"
 
 namespace fleetsim {
@@ -64,31 +66,58 @@ void BM_LockstepSteps(benchmark::State& state) {
 }
 BENCHMARK(BM_LockstepSteps)->Arg(1 << 10)->Arg(1 << 14)->Arg(1 << 17)->Unit(benchmark::kMillisecond);
 
-// The floor program: the least work any executor must do for those steps, one
-// jittered compute time per rank-step (the same normal draw, stream and
-// counter as the engine) added to the rank's clock, then one max over the
-// ranks and the all-reduce's cost. No observers, no accounting, no faults.
+// The floor program: the least work any executor must do for those steps. Per
+// rank-step, the rank's jittered compute time (the engine's normal draw,
+// stream and counter, rounded to the nanosecond as the engine rounds it: a
+// cheaper rounding would give other durations, and so other step ends) added
+// to the rank's clock; per step, the max over the ranks (and its lowest rank,
+// steps.csv's slowest: GCC 12 lays this loop out faster with it than without)
+// and the all-reduce's cost. No observers, accounting or faults. Its end time
+// must be the lockstep run's, to the nanosecond (checked before timing).
 // Args: ranks, steps. Items = rank-steps, comparable with BM_LockstepSteps.
+int64_t floor_run(std::vector<int64_t>& clock, const std::vector<uint64_t>& stream, int64_t steps, int64_t cost,
+                  size_t* slowest) {
+  const double base = 300e6, cv = 0.02;
+  std::fill(clock.begin(), clock.end(), 0);
+  int64_t end = 0;
+  for (int64_t s = 1; s <= steps; ++s) {
+    const uint64_t counter = static_cast<uint64_t>(s) * 2;  // op 0 of 2
+    int64_t m = 0;
+    size_t who = 0;
+    for (size_t r = 0; r < clock.size(); ++r) {
+      const double t = base * std::max(0.0, 1.0 + cv * draw_normal(stream[r], counter));
+      const int64_t c = clock[r] += ComputeTime::to_ns(t);
+      if (c > m) {
+        m = c;
+        who = r;
+      }
+    }
+    end = m + cost;
+    *slowest = who;
+    std::fill(clock.begin(), clock.end(), end);
+  }
+  return end;
+}
+
 void BM_LockstepFloor(benchmark::State& state) {
   const auto ranks = static_cast<size_t>(state.range(0));
   const int64_t steps = state.range(1);
+  const Plan plan = fleet_plan(state.range(0), steps, true);
+  const auto model = make_alpha_beta_model(plan.scenario.fleet);
+  const int64_t cost = group_table(plan, *model, is_collective).op_cost[1][0];  // the all-reduce, one shape
   std::vector<uint64_t> stream(ranks);
-  for (size_t r = 0; r < ranks; ++r) stream[r] = stream_seed(1, r, Stream::kComputeJitter);
+  for (size_t r = 0; r < ranks; ++r) stream[r] = stream_seed(plan.scenario.job.seed, r, Stream::kComputeJitter);
   std::vector<int64_t> clock(ranks);
-  const double base = 300e6, cv = 0.02;
-  const int64_t cost = 1'000'000;
+  RunResult run;
+  LockstepSim(plan, *model, {}, nullptr).run(&run);
+  size_t slowest = 0;
+  if (floor_run(clock, stream, steps, cost, &slowest) != run.end.ns) {
+    state.SkipWithError("the floor program's end differs from the lockstep run's");
+    return;
+  }
   for (auto _ : state) {
-    std::fill(clock.begin(), clock.end(), 0);
-    for (int64_t s = 1; s <= steps; ++s) {
-      const uint64_t counter = static_cast<uint64_t>(s) * 2;
-      int64_t m = 0;
-      for (size_t r = 0; r < ranks; ++r) {
-        clock[r] += static_cast<int64_t>(base * std::max(0.0, 1.0 + cv * draw_normal(stream[r], counter)) + 0.5);
-        m = std::max(m, clock[r]);
-      }
-      std::fill(clock.begin(), clock.end(), m + cost);
-    }
-    benchmark::DoNotOptimize(clock.data());
+    benchmark::DoNotOptimize(floor_run(clock, stream, steps, cost, &slowest));
+    benchmark::DoNotOptimize(slowest);
   }
   state.SetItemsProcessed(state.iterations() * steps * state.range(0));
 }

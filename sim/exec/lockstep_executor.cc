@@ -81,11 +81,36 @@ LockstepSim::LockstepSim(const Plan& plan, const CostModel& cost, const std::vec
   if (plan.scenario.job.watchdog) timeout_ns_ = plan.scenario.job.watchdog->ns;
 }
 
+// The clocks' lowest value is needed only where a step ends on a compute op
+// (a collective finds its own), so the compute loop leaves it to end_step.
 void LockstepSim::compute(int64_t step, uint32_t op) {
   const auto sum = compute_stale_ ? ComputeTime::Sum::kStore : ComputeTime::Sum::kAdd;
-  compute_time_.add_all(step, op, clock_.data(), accounting_ ? step_compute_.data() : nullptr, sum, &range_);
+  compute_time_.add_all(step, op, clock_.data(), accounting_ ? step_compute_.data() : nullptr, sum, &range_,
+                        ComputeTime::Span::kHigh);
+  low_known_ = false;
   compute_stale_ = false;
 }
+
+namespace {
+
+// Sets every member's clock to `done` and (kWait 1: stores, 2: adds) its wait
+// from its arrival to `latest`. Members are base, base + stride, ... < end; a
+// stride of 1 gets its own loop, which the compiler vectorizes.
+template <int kWait>
+void finish_members(int64_t* clock, int64_t* wait, int base, int end, int stride, int64_t latest, int64_t done) {
+  auto one = [&](size_t r) {
+    if constexpr (kWait == 1) wait[r] = latest - clock[r];
+    if constexpr (kWait == 2) wait[r] += latest - clock[r];
+    clock[r] = done;
+  };
+  if (stride == 1) {
+    for (auto r = static_cast<size_t>(base); r < static_cast<size_t>(end); ++r) one(r);
+  } else {
+    for (int r = base; r < end; r += stride) one(static_cast<size_t>(r));
+  }
+}
+
+}  // namespace
 
 // Every instance of the op's group: the members' latest arrival, then all of
 // them done at once. A group of one instance holds every rank in rank order,
@@ -106,19 +131,9 @@ void LockstepSim::collective(int64_t, uint32_t op) {
     keep_latest(a, &last_arrival_);
     const int64_t m = a.ns;
     const int64_t done = m + cost[L.shape_class[static_cast<size_t>(inst)]];
-    if (wait && store) {
-      for (int r = base; r < end; r += L.stride) {
-        wait[r] = m - clock[r];
-        clock[r] = done;
-      }
-    } else if (wait) {
-      for (int r = base; r < end; r += L.stride) {
-        wait[r] += m - clock[r];
-        clock[r] = done;
-      }
-    } else {
-      for (int r = base; r < end; r += L.stride) clock[r] = done;
-    }
+    if (wait && store) finish_members<1>(clock, wait, base, end, L.stride, m, done);
+    else if (wait) finish_members<2>(clock, wait, base, end, L.stride, m, done);
+    else finish_members<0>(clock, wait, base, end, L.stride, m, done);
     ends.lo = std::min(ends.lo, done);
     if (done > ends.hi || (done == ends.hi && base < ends.hi_rank)) {
       ends.hi = done;
@@ -126,6 +141,7 @@ void LockstepSim::collective(int64_t, uint32_t op) {
     }
   }
   range_ = ends;
+  low_known_ = true;
 }
 
 // Reports the step to observers; false if a collective of this step could
@@ -142,6 +158,10 @@ bool LockstepSim::end_step(int64_t step) {
   }
   report_ends(step);
   account_step(step);
+  if (!low_known_) {
+    range_.lo = *std::min_element(clock_.begin(), clock_.end());
+    low_known_ = true;
+  }
   const int64_t lo = range_.lo, hi = range_.hi;
   const size_t k = min_end_.size();
   const int64_t oldest = min_end_[static_cast<size_t>(step) % k];  // end of step - k (0 before step 1)

@@ -72,8 +72,11 @@ class LockstepSim {
   // observers as that rank's work start at the end of the step (steps.csv's slowest_rank).
   Arrival last_arrival_;
   int64_t timeout_ns_ = -1;
-  // The clocks' range, kept by every op that moves them (so no step scans for it).
+  // The clocks' range, kept by every op that moves them (so no step scans for
+  // it); a compute op keeps the high end only (low_known_ false until a
+  // collective, or end_step's scan, sets the low end).
   ComputeTime::ClockRange range_{0, 0, 0};
+  bool low_known_ = true;
   // Per rank, this step's compute and collective wait (ns): kept only with an
   // accounting. Stale: still last step's values, for the next op to overwrite.
   std::vector<int64_t> step_compute_, step_wait_;

@@ -148,62 +148,47 @@ int64_t ComputeTime::sample_ns(int rank, int64_t step, uint32_t op_index) const 
   return to_ns(t);
 }
 
-// round_to_duration(t / 1e9).ns, which rounds y = fl(fl(t / 1e9) * 1e9) half
-// away from zero: floor(y + 0.5). Two roundings put y within 2^-52 * t (and a
-// hair) of t, so floor(y + 0.5) is known without the division when the floors
-// of t + 0.5 -+ 2^-50 * t agree (their own roundings leave room to spare): no
-// half-integer lies near t (and 2 <= t < 2^50 keeps y in [1, 2^52)).
-// Otherwise y itself is rounded; for 1 <= y < 2^52, y - trunc(y) is exact, so
-// comparing it with 0.5 rounds half away from zero as llround does.
-int64_t ComputeTime::to_ns(double t) {
-  if (t >= 2 && t < 0x1p50) [[likely]] {
-    const double h = t + 0.5, e = t * 0x1p-50;
-    const auto below = static_cast<int64_t>(h - e), above = static_cast<int64_t>(h + e);
-    if (below == above) [[likely]] return below;
-  }
-  const double y = t / 1e9 * 1e9;
-  if (y >= 1 && y < 0x1p52) {
-    const auto whole = static_cast<int64_t>(y);
-    return whole + (y - static_cast<double>(whole) >= 0.5 ? 1 : 0);
-  }
-  return round_to_duration(t / 1e9).ns;
-}
-
 namespace {
 
 // kCompute: 0 leaves the compute array alone, 1 adds to it, 2 stores into it.
-template <int kCompute>
-inline void put(int64_t* clock, int64_t* compute, int r, int64_t d, ComputeTime::ClockRange* range) {
+// kLow: whether the range's lowest clock is kept (the highest always is).
+template <int kCompute, bool kLow = true>
+inline void put(int64_t* clock, int64_t* compute, size_t r, int64_t d, ComputeTime::ClockRange* range,
+                size_t* hi_rank) {
   const int64_t c = clock[r] += d;
   if constexpr (kCompute == 1) compute[r] += d;
   if constexpr (kCompute == 2) compute[r] = d;
-  range->lo = std::min(range->lo, c);
+  if constexpr (kLow) range->lo = std::min(range->lo, c);
   if (c > range->hi) {
     range->hi = c;
-    range->hi_rank = r;
+    *hi_rank = r;
   }
 }
 
 }  // namespace
 
-// add_all's loop for normal jitter on a GPU op, with the fault check and the
-// compute sum compiled in or out (a rank no fault names skips fault_factor
-// either way, so the results are the same).
-template <bool kFaults, int kCompute>
+// add_all's loop for normal jitter on a GPU op, with the fault check, the
+// compute sum and the range's low end compiled in or out (a rank no fault
+// names skips fault_factor either way, so the results are the same). The
+// index is a size_t and the range's rank is set once at the end: the loop is
+// the run's hottest, and a 32-bit index costs it a sign extension per access.
+template <bool kFaults, int kCompute, bool kLow>
 ComputeTime::ClockRange ComputeTime::add_normal(int64_t step, uint32_t op_index, int64_t* clock,
                                                 int64_t* compute) const {
   const double base = static_cast<double>(plan_.ops[op_index].time.ns), cv = samplers_[op_index].cv;
   const uint64_t counter = static_cast<uint64_t>(step) * plan_.ops.size() + op_index;
   const uint64_t* stream = gpu_stream_.data();
   const uint8_t* slow = has_straggler_.data();
-  const int n = plan_.ranks;
+  const auto n = static_cast<size_t>(plan_.ranks);
   ClockRange range;
-  for (int r = 0; r < n; ++r) {
+  size_t hi_rank = 0;
+  for (size_t r = 0; r < n; ++r) {
     double t = base * std::max(0.0, 1.0 + cv * draw_normal(stream[r], counter));
     if constexpr (kFaults)
-      if (slow[r]) t = fault_factor(r, step, op_index, t);
-    put<kCompute>(clock, compute, r, to_ns(t), &range);
+      if (slow[r]) t = fault_factor(static_cast<int>(r), step, op_index, t);
+    put<kCompute, kLow>(clock, compute, r, to_ns(t), &range, &hi_rank);
   }
+  if (n > 0) range.hi_rank = static_cast<int>(hi_rank);
   return range;
 }
 
@@ -212,12 +197,16 @@ template <int kCompute>
 ComputeTime::ClockRange ComputeTime::add_sampled(int64_t step, uint32_t op_index, int64_t* clock,
                                                  int64_t* compute) const {
   ClockRange range;
-  for (int r = 0; r < plan_.ranks; ++r) put<kCompute>(clock, compute, r, sample_ns(r, step, op_index), &range);
+  size_t hi_rank = 0;
+  const auto n = static_cast<size_t>(plan_.ranks);
+  for (size_t r = 0; r < n; ++r)
+    put<kCompute>(clock, compute, r, sample_ns(static_cast<int>(r), step, op_index), &range, &hi_rank);
+  if (n > 0) range.hi_rank = static_cast<int>(hi_rank);
   return range;
 }
 
 void ComputeTime::add_all(int64_t step, uint32_t op_index, int64_t* clock, int64_t* compute, Sum sum,
-                          ClockRange* range) const {
+                          ClockRange* range, Span span) const {
   const PlanOp& op = plan_.ops[op_index];
   const JitterSampler& js = samplers_[op_index];
   const int mode = compute == nullptr ? 0 : sum == Sum::kAdd ? 1 : 2;
@@ -228,14 +217,19 @@ void ComputeTime::add_all(int64_t step, uint32_t op_index, int64_t* clock, int64
     r = mode == 0 ? add_sampled<0>(step, op_index, clock, compute)
         : mode == 1 ? add_sampled<1>(step, op_index, clock, compute)
                     : add_sampled<2>(step, op_index, clock, compute);
-  } else if (!plan_.stragglers.empty()) {
-    r = mode == 0 ? add_normal<true, 0>(step, op_index, clock, compute)
-        : mode == 1 ? add_normal<true, 1>(step, op_index, clock, compute)
-                    : add_normal<true, 2>(step, op_index, clock, compute);
+    if (span == Span::kHigh) r.lo = INT64_MAX;  // found anyway here, off the hot path
   } else {
-    r = mode == 0 ? add_normal<false, 0>(step, op_index, clock, compute)
-        : mode == 1 ? add_normal<false, 1>(step, op_index, clock, compute)
-                    : add_normal<false, 2>(step, op_index, clock, compute);
+    // Table of the 12 loops: [faults][compute mode][low end kept].
+    using Loop = ClockRange (ComputeTime::*)(int64_t, uint32_t, int64_t*, int64_t*) const;
+    static constexpr Loop kLoops[2][3][2] = {
+        {{&ComputeTime::add_normal<false, 0, false>, &ComputeTime::add_normal<false, 0, true>},
+         {&ComputeTime::add_normal<false, 1, false>, &ComputeTime::add_normal<false, 1, true>},
+         {&ComputeTime::add_normal<false, 2, false>, &ComputeTime::add_normal<false, 2, true>}},
+        {{&ComputeTime::add_normal<true, 0, false>, &ComputeTime::add_normal<true, 0, true>},
+         {&ComputeTime::add_normal<true, 1, false>, &ComputeTime::add_normal<true, 1, true>},
+         {&ComputeTime::add_normal<true, 2, false>, &ComputeTime::add_normal<true, 2, true>}}};
+    const bool low = range != nullptr && span == Span::kFull;
+    r = (this->*kLoops[plan_.stragglers.empty() ? 0 : 1][mode][low ? 1 : 0])(step, op_index, clock, compute);
   }
   if (range) *range = r;
 }

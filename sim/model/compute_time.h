@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fleetsim/plan.h"
+#include "fleetsim/time.h"
 
 namespace fleetsim {
 
@@ -43,13 +44,16 @@ class ComputeTime {
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     int hi_rank = -1;
   };
+  // How much of the range add_all finds: kFull all of it, kHigh the highest
+  // and its rank only (lo stays INT64_MAX; a pass the caller may not need).
+  enum class Span : uint8_t { kHigh, kFull };
 
   // Adds sample_ns(r, step, op) to clock[r] for every rank, and to compute[r]
   // (or stores it there, `sum`) when compute is not null: the lockstep
   // executor's hot loop, with the per-op work hoisted out of it. Same values
-  // as sample_ns, to the nanosecond. Fills *range when not null.
+  // as sample_ns, to the nanosecond. Fills *range (as `span` says) when not null.
   void add_all(int64_t step, uint32_t op_index, int64_t* clock, int64_t* compute, Sum sum = Sum::kAdd,
-               ClockRange* range = nullptr) const;
+               ClockRange* range = nullptr, Span span = Span::kFull) const;
 
   // The same without jitter or faults (the jitter-free baseline).
   int64_t nominal_ns(uint32_t op_index) const;
@@ -64,7 +68,7 @@ class ComputeTime {
 
  private:
   double fault_factor(int rank, int64_t step, uint32_t op_index, double t) const;
-  template <bool kFaults, int kCompute>
+  template <bool kFaults, int kCompute, bool kLow>
   ClockRange add_normal(int64_t step, uint32_t op_index, int64_t* clock, int64_t* compute) const;
   template <int kCompute>
   ClockRange add_sampled(int64_t step, uint32_t op_index, int64_t* clock, int64_t* compute) const;
@@ -72,6 +76,7 @@ class ComputeTime {
  public:
   // t nanoseconds rounded as round_to_duration(t / 1e9).ns rounds them (the
   // durations every executor uses), without its division where it cannot matter.
+  // Inline: the per-rank loops (and the benchmarks' floor program) round in place.
   static int64_t to_ns(double t);
 
  private:
@@ -87,5 +92,26 @@ class ComputeTime {
 // A copy of `plan` with every jitter and every fault removed: the jitter-free
 // baseline the straggler tax is measured against.
 Plan jitter_free(const Plan& plan);
+
+// round_to_duration(t / 1e9).ns, which rounds y = fl(fl(t / 1e9) * 1e9) half
+// away from zero: floor(y + 0.5). Two roundings put y within 2^-52 * t (and a
+// hair) of t, so floor(y + 0.5) is known without the division when the floors
+// of t + 0.5 -+ 2^-50 * t agree (their own roundings leave room to spare): no
+// half-integer lies near t (and 2 <= t < 2^50 keeps y in [1, 2^52)).
+// Otherwise y itself is rounded; for 1 <= y < 2^52, y - trunc(y) is exact, so
+// comparing it with 0.5 rounds half away from zero as llround does.
+inline int64_t ComputeTime::to_ns(double t) {
+  if (t >= 2 && t < 0x1p50) [[likely]] {
+    const double h = t + 0.5, e = t * 0x1p-50;
+    const auto below = static_cast<int64_t>(h - e), above = static_cast<int64_t>(h + e);
+    if (below == above) [[likely]] return below;
+  }
+  const double y = t / 1e9 * 1e9;
+  if (y >= 1 && y < 0x1p52) {
+    const auto whole = static_cast<int64_t>(y);
+    return whole + (y - static_cast<double>(whole) >= 0.5 ? 1 : 0);
+  }
+  return round_to_duration(t / 1e9).ns;
+}
 
 }  // namespace fleetsim

@@ -37,20 +37,8 @@ void StragglerStats::on_step_accounted(int64_t step, std::span<const int64_t> co
     return;
   }
   const size_t n = wait_ns.size();
-  int64_t* total_wait = wait_ns_.data();
-  int64_t* total_compute = compute_ns_.data();
-  int64_t least = INT64_MAX;
-  size_t who = n;
-  for (size_t r = 0; r < n; ++r) {
-    total_compute[r] += compute_ns[r];
-    const int64_t w = wait_ns[r];
-    total_wait[r] += w;
-    if (w < least) {
-      least = w;
-      who = r;
-    }
-  }
   if (n == 0) return;
+  const auto [least, who] = sum_and_least(compute_ns.data(), wait_ns.data(), n);
   const auto si = static_cast<size_t>(step);
   if (si >= best_.size()) best_.resize(si + 1);
   if (who == n) return;  // every wait INT64_MAX: end_step would keep the step's best too
@@ -60,6 +48,42 @@ void StragglerStats::on_step_accounted(int64_t step, std::span<const int64_t> co
     b.wait_ns = least;
     b.rank = rank;
   }
+}
+
+// Adds the step's compute and waits to the totals and finds the least wait
+// and its lowest rank (n if every wait is INT64_MAX). Four lanes, each keeping
+// the first least of the ranks it sees in rank order (rank r in lane r mod 4;
+// the last n mod 4 in lane 0), so no compare waits on another lane's; merged
+// by (wait, rank), they give what one pass in rank order gives.
+std::pair<int64_t, size_t> StragglerStats::sum_and_least(const int64_t* compute, const int64_t* wait, size_t n) {
+  struct Lane {
+    int64_t least = INT64_MAX;
+    size_t who;
+  };
+  int64_t* total_wait = wait_ns_.data();
+  int64_t* total_compute = compute_ns_.data();
+  auto visit = [&](Lane& lane, size_t r) {
+    total_compute[r] += compute[r];
+    const int64_t w = wait[r];
+    total_wait[r] += w;
+    if (w < lane.least) {
+      lane.least = w;
+      lane.who = r;
+    }
+  };
+  Lane l0{INT64_MAX, n}, l1{INT64_MAX, n}, l2{INT64_MAX, n}, l3{INT64_MAX, n};
+  size_t r = 0;
+  for (; r + 4 <= n; r += 4) {
+    visit(l0, r);
+    visit(l1, r + 1);
+    visit(l2, r + 2);
+    visit(l3, r + 3);
+  }
+  for (; r < n; ++r) visit(l0, r);
+  Lane best = l0;
+  for (const Lane& l : {l1, l2, l3})
+    if (l.least < best.least || (l.least == best.least && l.who < best.who)) best = l;
+  return {best.least, best.who};
 }
 
 void StragglerStats::end_step(int rank, int64_t step) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "fleetsim/observer.h"
@@ -38,6 +39,7 @@ class StragglerStats final : public Observer, public StepAccounting {
     step_wait_ns_[static_cast<size_t>(rank)] += ns;
   }
   void end_step(int rank, int64_t step);
+  std::pair<int64_t, size_t> sum_and_least(const int64_t* compute, const int64_t* wait, size_t n);
 
   struct StepBest {
     int64_t wait_ns = INT64_MAX;

@@ -131,17 +131,55 @@ TEST(LockstepSim, IneligiblePlansSayWhy) {
   }
 }
 
+// Runs a 4-rank plan (`job`, `step`, and rank 3 a straggler with the fields in
+// `straggler`) asking for lockstep, and expects the fallback to the event
+// executor and the hang it reports.
+void expect_watchdog_fallback(const std::string& job, const std::string& step, const std::string& straggler,
+                              const std::string& tag) {
+  const Plan plan = plan_of("name: t\nfleet: {system: custom, gpus_per_node: 2, nodes: 2}\njob: " + job +
+                            "\nstep:\n" + step + "faults:\n  - straggler: {ranks: [3], " + straggler + "}\n");
+  ASSERT_TRUE(lockstep_eligible(plan).ok);
+  const Recorded r = record(plan, true, tag);
+  EXPECT_EQ(r.executor, "event");
+  EXPECT_EQ(r.summary["outcome"], "hang");
+}
+
 // A collective that waits past the watchdog timeout makes the lockstep run give
 // up; the event executor then reports the hang the real job would have.
 TEST(LockstepSim, WatchdogRiskFallsBackToEvents) {
+  expect_watchdog_fallback("{steps: 4, watchdog: 1s}",
+                           "  - compute: {time: 500ms}\n  - allreduce: {name: g, bytes: 1MiB}\n",
+                           "slowdown: 5, from_step: 2", "wd");
+}
+
+// A step that ends on a compute op: the compute loop leaves the clocks' low
+// end unknown and end_step finds it, so the watchdog ring still holds each
+// step's earliest end. Rank 3 computes 15 s from step 10, which a 10 s
+// watchdog times out; with no low end recorded the run would finish in lockstep.
+TEST(LockstepSim, WatchdogRiskAfterAStepEndingInCompute) {
+  expect_watchdog_fallback("{steps: 14, watchdog: 10s}",
+                           "  - allreduce: {name: g, bytes: 1MiB}\n  - compute: {time: 500ms}\n",
+                           "slowdown: 30, from_step: 10", "wdc");
+}
+
+// The bulk path's least wait: lowest rank on ties, whichever of its four lanes
+// (rank mod 4, the tail in lane 0) holds it; totals add up; a step whose waits
+// are all INT64_MAX names no one, as the rank-by-rank path would not.
+TEST(LockstepSim, StragglerStatsBulkLeastWaitTakesTheLowestRank) {
   const Plan plan = plan_of(
-      "name: t\nfleet: {system: custom, gpus_per_node: 2, nodes: 2}\njob: {steps: 4, watchdog: 1s}\nstep:\n"
-      "  - compute: {time: 500ms}\n  - allreduce: {name: g, bytes: 1MiB}\n"
-      "faults:\n  - straggler: {ranks: [3], slowdown: 5, from_step: 2}\n");
-  ASSERT_TRUE(lockstep_eligible(plan).ok);
-  const Recorded r = record(plan, true, "wd");
-  EXPECT_EQ(r.executor, "event");
-  EXPECT_EQ(r.summary["outcome"], "hang");
+      "name: t\nfleet: {system: custom, gpus_per_node: 7, nodes: 1}\njob: {steps: 3}\nstep:\n"
+      "  - compute: {time: 1ms}\n  - allreduce: {name: g, bytes: 1MiB}\n");
+  ASSERT_EQ(plan.ranks, 7);
+  StragglerStats stats(plan);
+  const std::vector<int64_t> compute{1, 2, 3, 4, 5, 6, 7};
+  stats.on_step_accounted(1, compute, std::vector<int64_t>{9, 8, 3, 7, 6, 3, 3});   // 3 at ranks 2, 5, 6
+  stats.on_step_accounted(2, compute, std::vector<int64_t>{9, 8, 4, 7, 6, 5, 1});   // the tail's rank 6 alone
+  EXPECT_EQ(stats.slowest_counts(2), (std::vector<int64_t>{0, 0, 1, 0, 0, 0, 1}));
+  EXPECT_EQ(stats.compute_ns(), (std::vector<int64_t>{2, 4, 6, 8, 10, 12, 14}));
+  EXPECT_EQ(stats.wait_ns(), (std::vector<int64_t>{18, 16, 7, 14, 12, 8, 4}));
+  StragglerStats none(plan);
+  none.on_step_accounted(1, compute, std::vector<int64_t>(7, INT64_MAX));
+  EXPECT_EQ(none.slowest_counts(1), std::vector<int64_t>(7, 0));
 }
 
 // The executor reserves well under 200 bytes per rank at 16k ranks.

@@ -108,7 +108,7 @@ TEST(ComputeTime, ThrottleFollowsItsSchedule) {
 
 // add_all (the lockstep's batch path) gives exactly sample_ns's values, with
 // and without faults and for every jitter law, adds to or stores into the
-// compute array as asked, and reports the clocks' range.
+// compute array as asked, and reports the clocks' range (or its high end alone).
 TEST(ComputeTime, BatchMatchesSingleDraws) {
   for (const auto& [jitter, faults] : {std::pair<std::string, std::string>{"2%", "  - straggler: {ranks: [1], slowdown: 1.2}\n"},
                                        {"2%", ""}, {"{dist: gamma, cv: 3%}", ""}, {"0%", ""}}) {
@@ -136,6 +136,14 @@ TEST(ComputeTime, BatchMatchesSingleDraws) {
     EXPECT_EQ(range.lo, lo);
     EXPECT_EQ(range.hi, hi);
     EXPECT_EQ(range.hi_rank, hi_rank);
+    // Span::kHigh: the same clocks and high end, the low end left unknown.
+    std::vector<int64_t> high_only = start;
+    ComputeTime::ClockRange high;
+    ct.add_all(7, 0, high_only.data(), nullptr, ComputeTime::Sum::kAdd, &high, ComputeTime::Span::kHigh);
+    EXPECT_EQ(high_only, clock);
+    EXPECT_EQ(high.lo, INT64_MAX);
+    EXPECT_EQ(high.hi, hi);
+    EXPECT_EQ(high.hi_rank, hi_rank);
   }
 }
 
