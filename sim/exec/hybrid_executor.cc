@@ -281,6 +281,7 @@ bool HybridSim::run(RunResult* out) {
     if (returns_ == 0) try_every_ns_ = std::max<int64_t>(1000, t / std::max<int64_t>(last_step_, 1) / 4);
     Handover h;
     if (!hand_over(t, &h)) return false;
+    sim.reset();  // the last one's state is not needed: at most one FleetSim at a time
     sim = std::make_unique<FleetSim>(plan_, cost_, obs_);
     sim->resume(h);
     if (!run_events(*sim, t, &step)) break;
