@@ -195,8 +195,12 @@ void HybridSim::feed_whole_steps(int64_t before_ns) {
   for (; fed < window_.size(); ++fed) {
     StepRec& rec = window_[fed];
     int64_t last = 0;
-    for (int r = 0; r < n_; ++r)
-      if (ret_head_[static_cast<size_t>(r)] <= rec.marker_item) last = std::max(last, end(rec.marker_item, r));
+    if (!rec.partial) {
+      for (int r = 0; r < n_; ++r) last = std::max(last, end(rec.marker_item, r));
+    } else {  // ranks that had finished it before the return are FleetSim's
+      for (int r = 0; r < n_; ++r)
+        if (ret_head_[static_cast<size_t>(r)] <= rec.marker_item) last = std::max(last, end(rec.marker_item, r));
+    }
     if (last >= before_ns) break;
     if (rec.partial) {  // begun under the event executor: the rest rank by rank
       feed_partial(rec, INT64_MAX);
@@ -279,11 +283,13 @@ bool HybridSim::run(RunResult* out) {
     const int64_t t = stretch(&step);
     if (t < 0 || (returns_ == 0 && t <= 0)) return false;  // a step too long for the ring, or none uniform
     if (returns_ == 0) try_every_ns_ = std::max<int64_t>(1000, t / std::max<int64_t>(last_step_, 1) / 4);
-    Handover h;
-    if (!hand_over(t, &h)) return false;
     sim.reset();  // the last one's state is not needed: at most one FleetSim at a time
-    sim = std::make_unique<FleetSim>(plan_, cost_, obs_);
-    sim->resume(h);
+    {
+      Handover h;
+      if (!hand_over(t, &h)) return false;
+      sim = std::make_unique<FleetSim>(plan_, cost_, obs_);
+      sim->resume(h);
+    }
     if (!run_events(*sim, t, &step)) break;
   }
   *out = sim->finish();

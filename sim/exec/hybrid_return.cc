@@ -56,6 +56,7 @@ bool HybridSim::take_back(FleetSim& sim) {
   armed_at_ = watchdog_at_ >= 0 ? 0 : -1;
   probe_ = 0;
   ++returns_;
+  back_ = Handover{};  // its queues (n x capacity items) are not needed until the next try
   return true;
 }
 
