@@ -159,6 +159,14 @@ TEST(HybridExecutor, ReturnsWithoutJitter) {
   EXPECT_EQ(hybrid_returns(f.path.string()), 4);  // after steps 50, 100, 150 and 200
 }
 
+TEST(HybridExecutor, ReturnsUntilAFault) {
+  // Back after steps 50 and 100; rank 3 crashes at step 130: from there on no step is uniform.
+  TempScenario f(periodic_yaml(512, 160, ", watchdog: 10min", "1%", kCheckpoint) +
+                 "faults:\n  - crash: {rank: 3, at_step: 130}\n");
+  EXPECT_EQ(expect_same_folder(f.path.string()), "hybrid");
+  EXPECT_EQ(hybrid_returns(f.path.string()), 2);
+}
+
 TEST(HybridExecutor, ReturnsAfterWatchdogChecks) {
   // A 20 s timeout: its checks, every 20 s or so of a 100 s run, are handed to
   // the event executor and the hybrid comes back after each.
