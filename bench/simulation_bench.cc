@@ -3,8 +3,9 @@
 // executor. Simulation: steps of (compute with 2% jitter, then a data-parallel
 // all-reduce) at 1k, 16k and 131k ranks (rank-steps/s, bytes per rank from the
 // executor's own reserved sizes), the floor program those steps are measured
-// against, the event executor on the step-400 scenario (events/s), and the
-// founding case at 4,096 ranks on the event and hybrid executors.
+// against, the event executor on the step-400 scenario (events/s), the
+// founding case at 4,096 ranks on the event and hybrid executors, and a run
+// that diverges every 100 steps (the hybrid coming back after each) on both.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -158,6 +159,44 @@ void BM_FoundingCase(benchmark::State& state) {
   state.counters["rank_steps_per_s"] = benchmark::Counter(static_cast<double>(rank_steps), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_FoundingCase)->Args({4096, 0})->Args({4096, 1})->Unit(benchmark::kMillisecond);
+
+// A run that diverges now and then and completes: `ranks` ranks (tp 8), 1,000
+// steps of the founding case's program, every rank all-reducing the loss every
+// 100 steps and rank 0 printing it (a sync). Event executor (arg 0) or hybrid
+// (arg 1; it hands each divergent step to the event executor and comes back):
+// rank-steps/s; the counter `returns` is the hybrid's comebacks per run.
+void BM_PeriodicDivergence(benchmark::State& state) {
+  const int64_t ranks = state.range(0);
+  const std::string nodes = std::to_string(ranks / 8);
+  const std::string yaml =
+      "name: periodic\nfleet: {system: dgx-h100, nodes: " + nodes + "}\nparallel: {tp: 8, dp: " + nodes +
+      "}\njob: {steps: 1000, seed: 3, watchdog: 10min, telemetry_period: 1s}\nstep:\n"
+      "  - compute: {name: forward, time: 150ms, jitter: 1%}\n"
+      "  - allreduce: {name: tp_activations, group: tp, bytes: 64MiB}\n"
+      "  - compute: {name: backward, time: 300ms, jitter: 1%}\n"
+      "  - allreduce: {name: grads, group: dp, bytes: 1.5GiB}\n"
+      "  - when: \"step % 100 == 0\"\n    do:\n"
+      "      - allreduce: {name: loss, group: world, bytes: 4B}\n"
+      "      - when: \"rank == 0\"\n        do:\n          - log: \"step {step} loss {loss}\"\n";
+  const Plan plan = *compile_plan(*load_scenario_text(yaml, "periodic.yaml"));
+  const auto cost = make_alpha_beta_model(plan.scenario.fleet);
+  int64_t rank_steps = 0;
+  int returns = 0;
+  for (auto _ : state) {
+    RunResult r;
+    if (state.range(1) == 0) {
+      r = run_simulation(plan, *cost, {});
+    } else {
+      HybridSim sim(plan, *cost, {}, nullptr);
+      sim.run(&r);
+      returns = sim.returns();
+    }
+    rank_steps += ranks * r.steps_completed;
+  }
+  state.counters["rank_steps_per_s"] = benchmark::Counter(static_cast<double>(rank_steps), benchmark::Counter::kIsRate);
+  state.counters["returns"] = returns;
+}
+BENCHMARK(BM_PeriodicDivergence)->Args({4096, 0})->Args({4096, 1})->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace fleetsim

@@ -47,6 +47,20 @@ void CpuStreams::adopt_blocked(int r, int64_t step, uint32_t pc, uint32_t record
   }
 }
 
+bool CpuStreams::blocked_position(int r, Handover::Rank* out) const {
+  const auto ru = static_cast<size_t>(r);
+  if (state_[ru] != CpuState::kBlockedQueue) return false;
+  for (size_t g = 0; g < kGroupKinds; ++g) {
+    const size_t gi = ru * kGroupKinds + g;
+    if (p2p_seq_[gi] != 0 || op_seq_[gi] != coll_seq_[gi]) return false;
+    out->seq[g] = coll_seq_[gi];
+  }
+  out->cpu_step = step_[ru];
+  out->cpu_pc = pc_[ru];
+  out->records = next_record_[ru];
+  return true;
+}
+
 void CpuStreams::wake(int r) {
   if (state_[static_cast<size_t>(r)] == CpuState::kBusy) state_[static_cast<size_t>(r)] = CpuState::kReady;
 }

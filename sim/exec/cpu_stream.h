@@ -17,6 +17,7 @@
 #include "sim/exec/exec_context.h"
 #include "sim/exec/fabric_faults.h"
 #include "sim/exec/gpu_stream.h"
+#include "sim/exec/handover.h"
 #include "sim/exec/rank_faults.h"
 #include "sim/exec/watchdog.h"
 #include "sim/model/compute_time.h"
@@ -39,6 +40,11 @@ class CpuStreams {
   // blocked on its full launch queue, having issued `records` collectives in
   // all, `seq[g]` of them on group kind g (no send/recv yet).
   void adopt_blocked(int r, int64_t step, uint32_t pc, uint32_t records, const uint32_t (&seq)[kGroupKinds]);
+  // Hand-back, the other way: whether r's CPU is blocked on its full launch queue.
+  bool blocked_on_queue(int r) const { return state_[static_cast<size_t>(r)] == CpuState::kBlockedQueue; }
+  // Its step, instruction, records and seq into *out, as adopt_blocked takes
+  // them; false if it has issued a send/recv (its op ids no longer follow).
+  bool blocked_position(int r, Handover::Rank* out) const;
 
  private:
   enum class CpuState : uint8_t { kReady, kBusy, kBlockedQueue, kBlockedSync, kBlockedStore, kStalled, kDone };

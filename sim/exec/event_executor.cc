@@ -50,6 +50,40 @@ void FleetSim::resume(const Handover& h) {
   ctx_.result.events = h.events;
 }
 
+bool FleetSim::hand_back(Handover* h, int64_t min_step, int* probe) {
+  const RunResult& res = ctx_.result;
+  if (over() || res.outcome != Outcome::kCompleted || !res.errors.empty() || !res.hang.timed_out_ranks.empty())
+    return false;
+  const int n = ctx_.n;
+  for (int i = 0; i < n; ++i) {  // cheap checks first, from the rank that failed last
+    const int r = (*probe + i) % n;
+    if (ctx_.dead(r) || !gpu_.full(r) || !gpu_.busy(r) || !cpu_.blocked_on_queue(r) || gpu_.head(r).step < min_step) {
+      *probe = r;
+      return false;
+    }
+  }
+  const uint32_t q = gpu_.capacity();
+  h->ranks.assign(static_cast<size_t>(n), Handover::Rank{});
+  h->qlen = q;
+  h->queue.resize(static_cast<size_t>(n) * q);
+  for (int r = 0; r < n; ++r) {
+    Handover::Rank& hr = h->ranks[static_cast<size_t>(r)];
+    if (!cpu_.blocked_position(r, &hr)) {
+      *probe = r;
+      return false;
+    }
+    hr.finished_step = gpu_.finished_step(r);
+    for (uint32_t i = 0; i < q; ++i) h->queue[static_cast<size_t>(r) * q + i] = gpu_.item(r, i);
+  }
+  h->pending.clear();
+  h->watchdog_at = watchdog_.pending_at();
+  h->watchdog_gen = watchdog_.generation();
+  h->events = res.events;
+  h->at = ctx_.sched.peek().ns;
+  h->agenda = ctx_.sched.pending();
+  return true;
+}
+
 bool FleetSim::over() const { return all_done_ || ctx_.stop || !ctx_.sched.live(); }
 
 bool FleetSim::step() {

@@ -33,6 +33,13 @@ class FleetSim {
   // Instead of start(): takes up a run another executor ran up to some time
   // (the hybrid's uniform stretch, hybrid_executor.h) in the state `h`.
   void resume(const Handover& h);
+  // The other way (the hybrid taking a run back): whether the run is quiet at
+  // the next event's time (nothing failed, every rank live, its CPU blocked on
+  // its full launch queue, its GPU running the head, every queued item of step
+  // `min_step` or later), and if so its state in `h` (no `pending`: h->agenda
+  // counts the pending events, for the caller to match). `*probe`: the rank to
+  // look at first; set to the one that was not quiet.
+  bool hand_back(Handover* h, int64_t min_step, int* probe);
   // Processes the next event. False (and nothing happens) once the run is over:
   // every rank finished, the job was aborted, or nothing that could move is left.
   bool step();

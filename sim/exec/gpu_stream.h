@@ -34,6 +34,8 @@ class GpuStreams {
   uint32_t capacity() const { return qcap_; }
   // Nothing enqueued and nothing running: what a sync waits for.
   bool drained(int r) const { return queued(r) == 0 && !busy_[static_cast<size_t>(r)]; }
+  // The head is running (a kernel, or a collective the rank has arrived at).
+  bool busy(int r) const { return busy_[static_cast<size_t>(r)] != 0; }
   // The i-th item from the head. REQUIRES: i < queued(r).
   GpuItem& item(int r, uint32_t i) {
     FLEETSIM_DCHECK(i < queued(r));

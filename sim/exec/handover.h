@@ -3,7 +3,8 @@
 // handover time itself (docs/engine.md, "The hybrid executor"). Every rank's
 // CPU is blocked on its full launch queue, its GPU runs the queue's head, and
 // nothing has failed; the events still pending are listed in the order they
-// go on the agenda.
+// go on the agenda. FleetSim::hand_back fills the same struct the other way,
+// when the hybrid takes a quiet run back to lockstep speed.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +31,10 @@ struct Handover {
   int64_t watchdog_at = -1;     // the pending watchdog check, -1 if none
   uint32_t watchdog_gen = 0;
   uint64_t events = 0;          // events the event executor would have processed
+  // FleetSim::hand_back only (the other way): when the state holds (the next
+  // event's time) and how many events are pending then (`pending` stays empty).
+  int64_t at = 0;
+  uint64_t agenda = 0;
 };
 
 }  // namespace fleetsim

@@ -1,6 +1,7 @@
 // The hybrid executor's uniform stretch: which steps are uniform, running them
 // op by op over every rank (ComputeTime::add_all for compute, max arrival plus
-// cost for collectives), where the handover falls, and the run as a whole.
+// cost for collectives), where the handover falls, and the run as a whole:
+// stretches at lockstep speed, the event executor between them.
 #include "sim/exec/hybrid_executor.h"
 
 #include <algorithm>
@@ -64,7 +65,7 @@ int64_t HybridSim::op_cost(uint32_t op, GroupKind g, int instance) const {
 // The ops (instruction, op) every rank runs at `step`, if the step is uniform:
 // no fault from this step on, every `when` with one value on every rank, only
 // compute and collectives that do not make the CPU wait, and at least one op.
-bool HybridSim::uniform_path(int64_t step, std::vector<std::pair<uint32_t, uint32_t>>* path) const {
+bool HybridSim::uniform_path(int64_t step, Path* path) const {
   path->clear();
   if (step >= first_fault_step_) return false;
   const VarValues vars0 = plan_.vars(0, step);
@@ -91,6 +92,15 @@ bool HybridSim::uniform_path(int64_t step, std::vector<std::pair<uint32_t, uint3
   return !path->empty();
 }
 
+bool HybridSim::uniform(int64_t step, Path* path) {
+  const auto si = static_cast<size_t>(step);
+  if (si < not_uniform_.size() && not_uniform_[si]) return false;
+  if (uniform_path(step, path)) return true;
+  if (si >= not_uniform_.size()) not_uniform_.resize(si + 1, 0);
+  not_uniform_[si] = 1;
+  return false;
+}
+
 // A collective over every instance of its group: each member's GPU is free at
 // the max arrival plus the cost.
 void HybridSim::collective(uint32_t op, StepRec& rec) {
@@ -113,13 +123,14 @@ void HybridSim::collective(uint32_t op, StepRec& rec) {
 
 // Runs `step` over every rank, one ring row per item. False if the ring would
 // overwrite an item that an unreported step (or the handover) still needs.
-bool HybridSim::simulate_step(int64_t step, const std::vector<std::pair<uint32_t, uint32_t>>& path) {
+bool HybridSim::simulate_step(int64_t step, const Path& path) {
   if (window_.size() == kWindowSteps) return false;
   if (spare_.empty()) spare_.emplace_back();
   StepRec rec = std::move(spare_.back());
   spare_.pop_back();
   rec.step = step;
   rec.first_item = next_item_;
+  rec.partial = false;
   rec.last_arrival = Arrival{};
   rec.compute.assign(static_cast<size_t>(n_), 0);
   rec.wait.assign(static_cast<size_t>(n_), 0);
@@ -149,11 +160,16 @@ bool HybridSim::simulate_step(int64_t step, const std::vector<std::pair<uint32_t
         ++seq_[static_cast<size_t>(plan_.ops[m.op].group)];
       }
     }
+    // After a return, a rank that had passed this item ran its next from the time FleetSim gave.
+    for (; next_start_ < starts_.size() && starts_[next_start_].first == next_item_; ++next_start_) {
+      const int r = starts_[next_start_].second;
+      row(next_item_)[r] = ret_begun_[static_cast<size_t>(r)];
+    }
     // The first collective's enqueue arms the first watchdog check.
     if (timeout_ns_ >= 0 && watchdog_at_ < 0 && first_collective_ >= 0 && next_item_ >= first_collective_ - qcap_) {
       int64_t enq = INT64_MAX;
       for (int r = 0; r < n_; ++r) enq = std::min(enq, end(first_collective_ - qcap_, r));
-      first_enqueue_ = enq;
+      armed_at_ = enq;
       watchdog_at_ = (enq + timeout_ns_ + kWatchdogPollNs - 1) / kWatchdogPollNs * kWatchdogPollNs;
     }
     ++next_item_;
@@ -179,8 +195,18 @@ void HybridSim::feed_whole_steps(int64_t before_ns) {
   for (; fed < window_.size(); ++fed) {
     StepRec& rec = window_[fed];
     int64_t last = 0;
-    for (int r = 0; r < n_; ++r) last = std::max(last, end(rec.marker_item, r));
+    if (!rec.partial) {
+      for (int r = 0; r < n_; ++r) last = std::max(last, end(rec.marker_item, r));
+    } else {  // ranks that had finished it before the return are FleetSim's
+      for (int r = 0; r < n_; ++r)
+        if (ret_head_[static_cast<size_t>(r)] <= rec.marker_item) last = std::max(last, end(rec.marker_item, r));
+    }
     if (last >= before_ns) break;
+    if (rec.partial) {  // begun under the event executor: the rest rank by rank
+      feed_partial(rec, INT64_MAX);
+      fed_events_ += events_in(rec, INT64_MAX);
+      continue;
+    }
     if (rec.last_arrival.rank >= 0) {
       WorkRecord w;
       w.rank = rec.last_arrival.rank;
@@ -203,28 +229,70 @@ void HybridSim::feed_whole_steps(int64_t before_ns) {
   window_.erase(window_.begin(), window_.begin() + static_cast<std::ptrdiff_t>(fed));
 }
 
-bool HybridSim::run(RunResult* out) {
+// Simulates uniform steps from *step on, until one is not (*step then names
+// it) or the watchdog's pending check comes first. Returns the handover time:
+// when the first CPU begins the step after the last simulated, or the check;
+// -1 if a step does not fit in the kept history.
+int64_t HybridSim::stretch(int64_t* step) {
   const int64_t steps = plan_.scenario.job.steps;
-  std::vector<std::pair<uint32_t, uint32_t>> path;
-  int64_t t = 0;  // the handover time: every event before it is accounted for
-  for (int64_t s = 1; s <= steps; ++s) {
-    if (!uniform_path(s, &path)) break;
-    if (!simulate_step(s, path)) return false;  // a step too long for the ring: events from the start
-    t = cpu_reaches_next_step();
-    if (watchdog_at_ >= 0 && t >= watchdog_at_) {  // no check may run before the handover
-      t = watchdog_at_;
+  int64_t t = next_item_ > 0 ? cpu_reaches_next_step() : 0;  // after a return: past its resumed steps
+  min_head_step_ = 0;
+  for (; *step <= steps; ++*step) {
+    if (watchdog_at_ >= 0 && t >= watchdog_at_) return watchdog_at_;  // no check may run before the handover
+    if (!uniform(*step, &path_)) {
+      min_head_step_ = *step + 1;
       break;
     }
-    feed_whole_steps(t);
+    if (!simulate_step(*step, path_)) return -1;
+    t = cpu_reaches_next_step();
+    if (watchdog_at_ < 0 || t < watchdog_at_) feed_whole_steps(t);
   }
-  if (t <= 0) return false;
-  Handover h;
-  if (!hand_over(t, &h)) return false;
-  FleetSim sim(plan_, cost_, obs_);
-  sim.resume(h);
-  while (sim.step()) {
+  if (*step > steps) min_head_step_ = steps + 1;  // the rest is the last steps' drain: no return
+  if (watchdog_at_ >= 0 && t >= watchdog_at_) return watchdog_at_;
+  return t;
+}
+
+// Runs the event executor from the handover at `since` until it ends, or until
+// it is quiet with uniform steps ahead and take_back brings the run back (true).
+bool HybridSim::run_events(FleetSim& sim, int64_t since, int64_t* step) {
+  const int64_t steps = plan_.scenario.job.steps;
+  int64_t next_try = since + try_every_ns_;
+  for (;;) {
+    while (sim.peek().ns < next_try && sim.step()) {
+    }
+    if (sim.peek() == SimTime::never()) return false;
+    if (min_head_step_ > steps || min_head_step_ >= first_fault_step_) {  // nothing uniform ahead
+      while (sim.step()) {
+      }
+      return false;
+    }
+    if (take_back(sim)) {
+      *step = last_step_ + 1;
+      return true;
+    }
+    next_try = sim.peek().ns + try_every_ns_;
   }
-  *out = sim.finish();
+}
+
+bool HybridSim::run(RunResult* out) {
+  ret_head_.assign(static_cast<size_t>(n_), 0);
+  ret_next_.assign(static_cast<size_t>(n_), 0);
+  int64_t step = 1;
+  std::unique_ptr<FleetSim> sim;
+  for (;;) {
+    const int64_t t = stretch(&step);
+    if (t < 0 || (returns_ == 0 && t <= 0)) return false;  // a step too long for the ring, or none uniform
+    if (returns_ == 0) try_every_ns_ = std::max<int64_t>(1000, t / std::max<int64_t>(last_step_, 1) / 4);
+    sim.reset();  // the last one's state is not needed: at most one FleetSim at a time
+    {
+      Handover h;
+      if (!hand_over(t, &h)) return false;
+      sim = std::make_unique<FleetSim>(plan_, cost_, obs_);
+      sim->resume(h);
+    }
+    if (!run_events(*sim, t, &step)) break;
+  }
+  *out = sim->finish();
   return out->errors.empty();
 }
 

@@ -2,13 +2,15 @@
 // runs the same compute and collectives, with no fault and no CPU wait) at
 // lockstep speed, keeping each rank's GPU end time of its last few launch-queue
 // items, then hands the event executor (FleetSim) the exact state it would have
-// reached by then (handover.h) and lets it run the rest. Observers see what
-// they would have seen under the event executor alone, in bulk for whole
+// reached by then (handover.h) for the divergent steps, and takes the run back
+// at lockstep speed once it is quiet again (hybrid_return.cc). Observers see
+// what they would have seen under the event executor alone, in bulk for whole
 // steps; see docs/engine.md, "The hybrid executor", for why the outputs it
 // allows (summary, steps, model) come out byte-identical.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "fleetsim/engine.h"
@@ -18,6 +20,8 @@
 #include "sim/model/compute_time.h"
 
 namespace fleetsim {
+
+class FleetSim;
 
 // Whether the hybrid may run `plan` (it still falls back at run time if no
 // uniform stretch comes first). Not for: collective_model steps, link, NIC and
@@ -39,8 +43,10 @@ class HybridSim {
   // rank, among several at one instant, only the event executor's order names).
   bool run(RunResult* out);
 
-  // Steps the uniform stretch simulated without events (the handover falls in the last).
+  // The last step a uniform stretch simulated without events (a handover falls in it).
   int64_t uniform_steps() const { return last_step_; }
+  // Times the run came back from the event executor to lockstep speed.
+  int returns() const { return returns_; }
 
  private:
   struct ItemMeta {  // one launch-queue item, the same on every rank in a uniform stretch
@@ -54,16 +60,22 @@ class HybridSim {
   struct StepRec {  // a simulated step not yet reported to the observers
     int64_t step = 0;
     int64_t first_item = 0, marker_item = 0;
+    bool partial = false;  // the event executor reported part of it (before a return)
     Arrival last_arrival;  // at a collective
     std::vector<int64_t> compute, wait;  // per rank (ns)
   };
 
+  using Path = std::vector<std::pair<uint32_t, uint32_t>>;  // (instruction, op) per item
+
   // hybrid_executor.cc: the uniform stretch.
-  bool uniform_path(int64_t step, std::vector<std::pair<uint32_t, uint32_t>>* path) const;
-  bool simulate_step(int64_t step, const std::vector<std::pair<uint32_t, uint32_t>>& path);
+  bool uniform_path(int64_t step, Path* path) const;
+  bool uniform(int64_t step, Path* path);  // uniform_path, remembering the steps that are not
+  bool simulate_step(int64_t step, const Path& path);
   void collective(uint32_t op, StepRec& rec);
   void feed_whole_steps(int64_t before_ns);
   int64_t cpu_reaches_next_step() const;
+  int64_t stretch(int64_t* step);
+  bool run_events(FleetSim& sim, int64_t since, int64_t* step);
   int64_t op_cost(uint32_t op, GroupKind g, int instance) const;
   int64_t end(int64_t item, int r) const { return item < 0 ? 0 : end_[static_cast<size_t>(item % ring_) * n_ + static_cast<size_t>(r)]; }
   int64_t* row(int64_t item) { return end_.data() + static_cast<size_t>(item % ring_) * n_; }
@@ -74,9 +86,16 @@ class HybridSim {
   bool hand_over(int64_t t, Handover* h);
   bool build_rank(int r, int64_t t, Handover* h);
   void add_pending(int64_t t, Handover* h);
-  void feed_partial_steps(int64_t t);
+  void feed_partial(const StepRec& rec, int64_t before);
+  uint64_t events_in(const StepRec& rec, int64_t before) const;
   WorkRecord work(int r, int64_t item) const;
-  uint64_t events_before(int64_t t) const;
+  int64_t issued(int64_t item, int r) const;  // when r's CPU enqueued the item
+
+  // hybrid_return.cc: taking a quiet event-executor run back to lockstep speed.
+  bool take_back(FleetSim& sim);
+  bool place_ranks(const Handover& h, int64_t lo, int64_t hi, int64_t k0);
+  bool queues_match(const Handover& h) const;
+  uint64_t expected_agenda() const;
 
   const Plan& plan_;
   const CostModel& cost_;
@@ -97,13 +116,28 @@ class HybridSim {
   std::vector<StepRec> window_;       // simulated steps not yet fed, oldest first
   std::vector<StepRec> spare_;        // their reusable buffers
   int64_t first_fault_step_ = INT64_MAX;
+  std::vector<int8_t> not_uniform_;   // per step: 1 once found not uniform
+  Path path_;                         // scratch
   int64_t timeout_ns_ = -1;
   int64_t first_collective_ = -1;     // item index of the first collective
-  int64_t first_enqueue_ = -1;        // when the first collective is enqueued, once known
-  int64_t watchdog_at_ = -1;          // the first watchdog check, once known
-  uint64_t fed_events_ = 0;           // events of the steps fed whole
+  int64_t armed_at_ = -1;             // when the pending watchdog check was armed, once known
+  int64_t watchdog_at_ = -1;          // the pending watchdog check, once known
+  uint32_t watchdog_gen_ = 1;         // its generation
+  int64_t from_ = 0;                  // the stretch began here (0, or a return): events before it are FleetSim's
+  uint64_t events_base_ = 0;          // events FleetSim processed before from_
+  uint64_t fed_events_ = 0;           // events of the steps fed whole since from_
   int64_t last_step_ = 0;
   std::vector<int64_t> heads_;        // per rank at the handover: its queue's head item
+  // The return (hybrid_return.cc): per rank, its head and its CPU's next item
+  // at from_, the heads' start times, and the queued items' enqueue times.
+  std::vector<int64_t> ret_head_, ret_next_, ret_begun_, ret_created_;
+  std::vector<std::pair<int64_t, int>> starts_;  // (item before a head, rank), by item
+  size_t next_start_ = 0;
+  Handover back_;                     // what FleetSim hands back
+  int probe_ = 0;                     // the rank to look at first when trying to return
+  int64_t min_head_step_ = 0;         // a return needs every queued item at this step or later
+  int64_t try_every_ns_ = 0;          // how often a return is tried
+  int returns_ = 0;
 };
 
 }  // namespace fleetsim

@@ -28,6 +28,9 @@ class Watchdog {
     at_ = at;
     gen_ = gen;
   }
+  // Hand-back: the pending check (ns; -1: none) and its generation.
+  int64_t pending_at() const { return at_; }
+  uint32_t generation() const { return gen_; }
   // kWatchdog: every live rank's watchdog checks its oldest incomplete op.
   void check(uint32_t generation);
   // kDumpAll: every live rank that has not dumped yet sees the signal and dumps.
