@@ -2,7 +2,8 @@
 // chunks through every step before the next loop's) with bounded receive buffers
 // (a send waits for the receiver to free the slot of the transfer `slots` before
 // it), as a recurrence over every transfer (the reference and the forward run)
-// and, for one chunk a step, a closed form in O(members x distinct hop times).
+// and, for one chunk a step, a closed form in O(members x distinct hop times);
+// a chain's (broadcast, reduce) by its recurrence, its buffers bounded the same way.
 // docs/collectives.md ("The step model") writes the recurrence down.
 #include <algorithm>
 #include <cmath>
@@ -200,37 +201,40 @@ void ring_spans_fast(const StepSchedule& s, const std::vector<Ticks>& tau, std::
   else ring_spans_by_recurrence(s, tau, span);
 }
 
-// A chain's spans (broadcast, reduce): the recurrence backwards over its
-// O(members x chunks) transfers, in µs.
-void chain_spans_us(const StepSchedule& s, const std::vector<double>& tau, std::vector<double>& span) {
-  const int n = s.ranks, K = s.chunks;
-  const double o = s.step_us;
-  // Chain positions p = 0..n-1 over members (first + p) mod n.
-  auto member = [&](int p) { return (s.chain_first + p) % n; };
-  std::vector<double> le_cur(static_cast<size_t>(K)), le_next(static_cast<size_t>(K));
-  double lx_next = kNegInf;
-  for (int p = n - 2; p >= 0; --p) {
-    const double tp = tau[static_cast<size_t>(member(p))];
-    const bool last = p == n - 2;
-    const double tn = last ? 0.0 : tau[static_cast<size_t>(member(p + 1))];
-    for (int c = K - 1; c >= 0; --c) {
-      double v = c + 1 < K ? tp + le_cur[static_cast<size_t>(c) + 1] : kNegInf;
-      if (!last) {
-        v = std::max(v, tn + le_next[static_cast<size_t>(c)]);
-        if (c == 0) v = std::max(v, lx_next);
-      } else if (c == K - 1) {
-        v = std::max(v, 0.0);
-      }
-      le_cur[static_cast<size_t>(c)] = v;
-    }
-    const double lx = o + tp + le_cur[0];
-    span[static_cast<size_t>(member(p))] = std::max(span[static_cast<size_t>(member(p))], s.base_us + lx);
-    lx_next = lx;
-    std::swap(le_cur, le_next);
+// A chain (broadcast, reduce) at position p = 0..n-1 over members (first + p)
+// mod n: E(p, c) is when sender p's chunk c reaches p+1 (p < n-1), or when the
+// last member has received chunk c. E(p, c) = max(E(p, c-1) or p's start,
+// E(p-1, c), E(p+1, c-b) (the receiver's forward of chunk c-b frees its slot;
+// the last member frees a slot by receiving it)) + step·[c = 0] + T; the last
+// member's receives cost nothing. Completion is E(n-1, K-1).
+struct Chain {
+  const StepSchedule& s;
+  const std::vector<double>& tau;
+  int member(int p) const { return (s.chain_first + p) % s.ranks; }
+  double weight(int p, int c) const {
+    return p + 1 == s.ranks ? 0.0 : tau[static_cast<size_t>(member(p))] + (c == 0 ? s.step_us : 0.0);
   }
-  span[static_cast<size_t>(member(n - 1))] = std::max(span[static_cast<size_t>(member(n - 1))], s.base_us);
-}
+};
 
+// The chain's spans: the recurrence backwards, chunk by chunk (O(n K)), in µs.
+void chain_spans_us(const StepSchedule& s, const std::vector<double>& tau, std::vector<double>& span) {
+  const Chain ch{s, tau};
+  const int n = s.ranks, K = s.chunks, b = s.slots;
+  Window<double> L(n, b + 1, kNegInf);
+  for (int c = K - 1; c >= 0; --c) {
+    double* cur = L.layer(c);
+    for (int p = n - 1; p >= 0; --p) {
+      double v = c + 1 < K ? L.layer(c + 1)[p] : (p + 1 == n ? 0.0 : kNegInf);
+      if (p + 1 < n) v = std::max(v, cur[p + 1]);
+      if (p >= 1 && c + b < K) v = std::max(v, L.layer(c + b)[p - 1]);
+      cur[p] = v + ch.weight(p, c);
+    }
+  }
+  for (int p = 0; p < n; ++p) {
+    const auto m = static_cast<size_t>(ch.member(p));
+    span[m] = std::max(span[m], s.base_us + L.layer(0)[p]);
+  }
+}
 using RingSpans = void (*)(const StepSchedule&, const std::vector<Ticks>&, std::vector<Ticks>&);
 
 std::vector<double> spans_us(const StepSchedule& s, RingSpans ring_spans) {
@@ -276,23 +280,19 @@ double ring_forward_us(const StepSchedule& s, const std::vector<double>& tau, st
 }
 
 double chain_forward_us(const StepSchedule& s, const std::vector<double>& tau, std::span<const double> arrival_us) {
-  const int n = s.ranks, K = s.chunks;
-  auto member = [&](int p) { return (s.chain_first + p) % n; };
-  std::vector<double> prev(static_cast<size_t>(K)), cur(static_cast<size_t>(K));
-  for (int p = 0; p + 1 < n; ++p) {
-    const int m = member(p);
-    double t = arrival_us[static_cast<size_t>(m)] + s.base_us;
-    if (p > 0) t = std::max(t, prev[0]);
-    t += s.step_us;
-    const double tp = tau[static_cast<size_t>(m)];
-    for (int c = 0; c < K; ++c) {
-      if (p > 0) t = std::max(t, prev[static_cast<size_t>(c)]);
-      t += tp;
-      cur[static_cast<size_t>(c)] = t;
+  const Chain ch{s, tau};
+  const int n = s.ranks, K = s.chunks, b = s.slots;
+  Window<double> E(n, b + 1, kNegInf);
+  for (int c = 0; c < K; ++c) {
+    double* cur = E.layer(c);
+    for (int p = 0; p < n; ++p) {
+      double t = c > 0 ? E.layer(c - 1)[p] : arrival_us[static_cast<size_t>(ch.member(p))] + s.base_us;
+      if (p >= 1) t = std::max(t, cur[p - 1]);
+      if (p + 1 < n && c >= b) t = std::max(t, E.layer(c - b)[p + 1]);
+      cur[p] = t + ch.weight(p, c);
     }
-    std::swap(prev, cur);
   }
-  return prev[static_cast<size_t>(K) - 1];
+  return E.layer(K - 1)[n - 1];
 }
 
 }  // namespace

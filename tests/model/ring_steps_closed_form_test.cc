@@ -70,7 +70,7 @@ TEST(RingStepsClosedForm, EqualsTheRecurrenceOnDegradedRings) {
   std::mt19937_64 rng(20240617);
   const int kSizes[] = {2, 3, 5, 8, 16, 24, 64, 136, 512, 2048};
   const int64_t kBytes[] = {4096, 1 << 20, 64 << 20, int64_t{1} << 30};
-  int schedules = 0, multi_class = 0, multi_chunk = 0;
+  int schedules = 0, multi_class = 0, multi_chunk = 0, one_chunk = 0;
   for (int n : kSizes) {
     for (bool dp : {false, true}) {
       if (dp && n > 512) continue;  // the reference's cost grows as n^2
@@ -95,6 +95,7 @@ TEST(RingStepsClosedForm, EqualsTheRecurrenceOnDegradedRings) {
         ++schedules;
         multi_class += s.chunk_us.size() > 1;
         multi_chunk += s.chunks > 1;
+        one_chunk += s.chunks == 1;  // the closed form's case (K > 1 runs the recurrence either way)
         expect_same_spans(s, rng, std::string(coll_name(req.coll)) + " " + std::to_string(req.bytes) + " B on " +
                                       std::to_string(n) + (dp ? " dp" : "") + " proto " + std::to_string(static_cast<int>(proto)));
       }
@@ -103,6 +104,7 @@ TEST(RingStepsClosedForm, EqualsTheRecurrenceOnDegradedRings) {
   // The draw covers what the closed form must get right.
   EXPECT_GT(multi_class, 5) << schedules;
   EXPECT_GT(multi_chunk, 5) << schedules;
+  EXPECT_GT(one_chunk, 10) << schedules;
 }
 
 // Synthetic rings whose hops all run at different speeds (the closed form's
