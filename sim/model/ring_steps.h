@@ -26,12 +26,13 @@ struct StepSchedule {
   int ranks = 0;        // n >= 2
   int steps = 0;        // kRing: transfer steps per member; kChain: 1
   int chunks = 1;       // K: a step's piece (kRing) or a channel's data (kChain) streams as K chunks
-  // kRing, NCCL's order and buffers: each loop carries `loop_chunks` chunks (G) of
+  // NCCL's order and buffers: a ring's loop carries `loop_chunks` chunks (G) of
   // every step's piece through all the steps before the next loop starts, and a
-  // connection holds `slots` chunks (b > G): a send reuses the slot of the
-  // transfer b before it, once the receiver has forwarded (or received) that one.
-  int loop_chunks = 1;  // Simple 2 (a 2-slice chunk), LL/LL128 1
-  int slots = 8;        // NCCL_STEPS (8) buffer steps a connection: Simple 4 slices, LL/LL128 8 chunks
+  // connection (ring or chain) holds `slots` chunks (b > G): a send reuses the
+  // slot of the transfer b before it, once the receiver has forwarded (or
+  // received) that one.
+  int loop_chunks = 1;  // kRing: Simple 2 (a 2-slice chunk), LL/LL128 1
+  int slots = 8;        // NCCL_STEPS (8) buffer steps a connection: Simple ring 4 slices, else 8 chunks
   int chain_first = 0;  // kChain: the member that sends first (broadcast: root; reduce: root + 1)
   double base_us = 0;   // NCCL's base latency, paid by each member from its own arrival
   double step_us = 0;   // sender-side cost of one step (kRing) or of starting one hop (kChain)
