@@ -1,13 +1,9 @@
-// The step-level ring model. A schedule is a max-plus recurrence over the
-// transfers of one channel: member i sends the K chunks of step s on hop
-// i -> i+1 once its link is free and it has received chunk c of step s-1 from
-// member i-1; each step first costs the sender `step_us`, each chunk
-// `chunk_us[i]` on the hop. So completion = max_i (arrival_i + span_i), span_i
-// the longest path from member i's start to the end: a ring's spans come from a
-// closed form in O(members x distinct hop times) (the recurrence over every
-// transfer is kept as the reference), a chain's from the recurrence; they are
-// cached per (collective, size, group shape, degradations), and a call costs
-// O(members). docs/collectives.md ("The step model").
+// The step-level ring model: the schedule of one collective (NCCL's chunking,
+// loop order, receive buffers and per-hop rates; ring_steps_paths.cc evaluates
+// its longest paths), and the CostModel that caches each collective's spans per
+// (collective, size, group shape, degradations), so that a call costs
+// O(members): completion = max_i (arrival_i + span_i). docs/collectives.md
+// ("The step model").
 #include "sim/model/ring_steps.h"
 
 #include <algorithm>
@@ -23,6 +19,7 @@ namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 constexpr int kRingAlgo = static_cast<int>(Algo::kRing);
+constexpr int kNcclSteps = 8;  // NCCL_STEPS: buffer slots a connection (src/include/device.h)
 
 // NCCL's per-step buffer payload per protocol (reference §1.6): Simple 512 KiB
 // (4 MiB buffer / 8 steps); LL 32 KiB (a 64 KiB step carries 4 B of data per 8 B);
@@ -98,6 +95,11 @@ StepSchedule ring_schedule(const Model& model, const StepRequest& req, Proto pro
   out.kind = ring ? StepSchedule::Kind::kRing : StepSchedule::Kind::kChain;
   out.ranks = n;
   out.steps = ring ? nccl_nsteps(req.coll, n) : 1;
+  // NCCL's ring: a loop's chunk is CHUNKSTEPS (4) buffer steps of Simple, sent as
+  // slices of SLICESTEPS (2), so 2 of the model's chunks a loop and NCCL_STEPS/2 = 4
+  // slices a connection; LL and LL128 move one step a chunk: 8 in flight.
+  out.loop_chunks = proto == Proto::kSimple && ring ? 2 : 1;
+  out.slots = proto == Proto::kSimple && ring ? kNcclSteps / 2 : kNcclSteps;
   out.proto = proto;
   const int root = std::clamp(req.root, 0, n - 1);
   out.chain_first = req.coll == Coll::kReduce ? (root + 1) % n : root;
@@ -167,219 +169,6 @@ StepSchedule ring_schedule(const Model& model, const StepRequest& req, Proto pro
     ++out.class_channels[cls->second];
   }
   return out;
-}
-
-namespace {
-
-// Exact time for the ring's longest paths: 2^-40 ns units in 128 bits, so sums
-// never round and any evaluation order (the closed form, the recurrence) gives
-// the same value. A weight converts with one rounding (< 2^-41 ns); 2^127
-// units are 2^87 ns, far beyond any sum of at most 2^23 weights of <= 2^40 µs.
-__extension__ typedef __int128 Ticks;
-constexpr int kTickBits = 40;                    // ticks per ns = 2^40
-constexpr double kMaxWeightUs = 1099511627776.0;  // 2^40 µs (12.7 days): a longer transfer is held at it
-constexpr Ticks kNegTicks = -(Ticks{1} << 120);
-
-// µs -> ticks, rounded to nearest (us = mant * 2^(e-53), so us * 1000 * 2^40 is
-// mant * 1000 shifted by e - 13).
-Ticks to_ticks(double us) {
-  FLEETSIM_CHECK(!std::isnan(us));
-  if (us < 0) return -to_ticks(-us);
-  us = std::min(us, kMaxWeightUs);
-  if (us == 0) return 0;
-  int e = 0;
-  const double f = std::frexp(us, &e);
-  const Ticks v = static_cast<Ticks>(static_cast<int64_t>(std::ldexp(f, 53))) * 1000;
-  const int shift = e - 53 + kTickBits;
-  if (shift >= 0) return v << shift;
-  if (shift <= -100) return 0;
-  return (v + (Ticks{1} << (-shift - 1))) >> -shift;
-}
-
-double to_us(Ticks t) { return std::ldexp(static_cast<double>(t), -kTickBits) / 1000.0; }
-
-// A ring schedule's figures in ticks: one class's hop times, the per-step cost.
-struct RingTicks {
-  int n = 0, steps = 0, chunks = 0;
-  Ticks o = 0;
-  std::vector<Ticks> tau;
-};
-
-RingTicks ring_ticks(const StepSchedule& s, const std::vector<double>& chunk_us) {
-  RingTicks r{s.ranks, s.steps, s.chunks, to_ticks(s.step_us), {}};
-  r.tau.reserve(chunk_us.size());
-  for (double us : chunk_us) r.tau.push_back(to_ticks(us));
-  return r;
-}
-
-// The ring's step recurrence run backwards over every transfer (the reference,
-// O(steps x members x chunks)): LE[i*K+c] is the longest path from "chunk c of
-// member i's step s is received by i+1" to completion, LX[i] from "member i may
-// start step s". span[i] = max(span[i], LX[i] of step 0).
-void ring_spans_by_recurrence(const RingTicks& r, std::vector<Ticks>& span) {
-  const int n = r.n, K = r.chunks;
-  const auto nk = static_cast<size_t>(n) * static_cast<size_t>(K);
-  std::vector<Ticks> le_cur(nk), le_next(nk), lx_cur(static_cast<size_t>(n)), lx_next(static_cast<size_t>(n));
-  for (int st = r.steps - 1; st >= 0; --st) {
-    const bool last = st == r.steps - 1;
-    for (int i = 0; i < n; ++i) {
-      const int ip = i + 1 == n ? 0 : i + 1;
-      const Ticks ti = r.tau[static_cast<size_t>(i)], tip = r.tau[static_cast<size_t>(ip)];
-      Ticks* le = &le_cur[static_cast<size_t>(i) * K];
-      const Ticks* le_ip = &le_next[static_cast<size_t>(ip) * K];
-      for (int c = K - 1; c >= 0; --c) {
-        Ticks v = c + 1 < K ? ti + le[c + 1] : kNegTicks;
-        if (!last) {
-          v = std::max(v, tip + le_ip[c]);
-          if (c == K - 1) v = std::max(v, lx_next[static_cast<size_t>(i)]);
-          if (c == 0) v = std::max(v, lx_next[static_cast<size_t>(ip)]);
-        } else if (c == K - 1) {
-          v = std::max<Ticks>(v, 0);
-        }
-        le[c] = v;
-      }
-      lx_cur[static_cast<size_t>(i)] = r.o + ti + le[0];
-    }
-    std::swap(le_cur, le_next);
-    std::swap(lx_cur, lx_next);
-  }
-  for (int i = 0; i < n; ++i)
-    span[static_cast<size_t>(i)] = std::max(span[static_cast<size_t>(i)], lx_next[static_cast<size_t>(i)]);
-}
-
-// The same longest paths in closed form (docs/collectives.md, "How it is
-// computed"). Unroll the ring: position p is member p mod n, T[p] its hop time,
-// P[p] = T[0] + ... + T[p-1]. The longest path from member j forwards the first
-// chunk of each step one hop a step to some member p (paying T and the step
-// cost once at each), then stays there, sending all its remaining (S - (p-j)) K
-// chunks:
-//   span_j = S o + max_{j <= p < j+S} (P[p] - P[j] + (S - (p-j)) K T[p]).
-// Only prefix maxima of T from j can win (going further at no higher rate only
-// shortens the stay), so p walks the chain of next higher hop times:
-// O(n x distinct hop times).
-void ring_spans_closed_form(const RingTicks& r, std::vector<Ticks>& span) {
-  const int n = r.n, S = r.steps, len = r.n + r.steps;
-  const Ticks K = r.chunks;
-  auto T = [&](int p) { return r.tau[static_cast<size_t>(p % n)]; };
-  std::vector<Ticks> prefix(static_cast<size_t>(len) + 1, 0);
-  for (int p = 0; p < len; ++p) prefix[static_cast<size_t>(p) + 1] = prefix[static_cast<size_t>(p)] + T(p);
-  std::vector<int> next_higher(static_cast<size_t>(len)), stack;  // first q > p with T(q) > T(p), else len
-  for (int p = len - 1; p >= 0; --p) {
-    while (!stack.empty() && T(stack.back()) <= T(p)) stack.pop_back();
-    next_higher[static_cast<size_t>(p)] = stack.empty() ? len : stack.back();
-    stack.push_back(p);
-  }
-  for (int j = 0; j < n; ++j) {
-    Ticks best = 0;
-    for (int p = j; p - j < S; p = next_higher[static_cast<size_t>(p)])
-      best = std::max(best, prefix[static_cast<size_t>(p)] - prefix[static_cast<size_t>(j)] + (S - (p - j)) * K * T(p));
-    span[static_cast<size_t>(j)] = std::max(span[static_cast<size_t>(j)], S * r.o + best);
-  }
-}
-
-// A chain's spans (broadcast, reduce): the recurrence backwards over its
-// O(members x chunks) transfers, in µs.
-void chain_spans_us(const StepSchedule& s, const std::vector<double>& tau, std::vector<double>& span) {
-  const int n = s.ranks, K = s.chunks;
-  const double o = s.step_us;
-  // Chain positions p = 0..n-1 over members (first + p) mod n.
-  auto member = [&](int p) { return (s.chain_first + p) % n; };
-  std::vector<double> le_cur(static_cast<size_t>(K)), le_next(static_cast<size_t>(K));
-  double lx_next = kNegInf;
-  for (int p = n - 2; p >= 0; --p) {
-    const double tp = tau[static_cast<size_t>(member(p))];
-    const bool last = p == n - 2;
-    const double tn = last ? 0.0 : tau[static_cast<size_t>(member(p + 1))];
-    for (int c = K - 1; c >= 0; --c) {
-      double v = c + 1 < K ? tp + le_cur[static_cast<size_t>(c) + 1] : kNegInf;
-      if (!last) {
-        v = std::max(v, tn + le_next[static_cast<size_t>(c)]);
-        if (c == 0) v = std::max(v, lx_next);
-      } else if (c == K - 1) {
-        v = std::max(v, 0.0);
-      }
-      le_cur[static_cast<size_t>(c)] = v;
-    }
-    const double lx = o + tp + le_cur[0];
-    span[static_cast<size_t>(member(p))] = std::max(span[static_cast<size_t>(member(p))], s.base_us + lx);
-    lx_next = lx;
-    std::swap(le_cur, le_next);
-  }
-  span[static_cast<size_t>(member(n - 1))] = std::max(span[static_cast<size_t>(member(n - 1))], s.base_us);
-}
-
-std::vector<double> spans_us(const StepSchedule& s, void (*ring_spans)(const RingTicks&, std::vector<Ticks>&)) {
-  std::vector<double> out(static_cast<size_t>(s.ranks), kNegInf);
-  if (s.kind == StepSchedule::Kind::kChain) {
-    for (const std::vector<double>& tau : s.chunk_us) chain_spans_us(s, tau, out);
-    return out;
-  }
-  std::vector<Ticks> span(static_cast<size_t>(s.ranks), kNegTicks);
-  for (const std::vector<double>& tau : s.chunk_us) ring_spans(ring_ticks(s, tau), span);
-  const Ticks base = to_ticks(s.base_us);
-  for (size_t i = 0; i < span.size(); ++i) out[i] = to_us(base + span[i]);
-  return out;
-}
-
-}  // namespace
-
-std::vector<double> completion_spans_us(const StepSchedule& s) { return spans_us(s, ring_spans_closed_form); }
-
-std::vector<double> completion_spans_reference_us(const StepSchedule& s) {
-  return spans_us(s, ring_spans_by_recurrence);
-}
-
-double simulate_us(const StepSchedule& s, std::span<const double> arrival_us) {
-  const int n = s.ranks, K = s.chunks;
-  FLEETSIM_CHECK(static_cast<int>(arrival_us.size()) == n);
-  const double o = s.step_us;
-  double done = kNegInf;
-  const auto nk = static_cast<size_t>(n) * static_cast<size_t>(K);
-  for (const std::vector<double>& tau : s.chunk_us) {
-    if (s.kind == StepSchedule::Kind::kRing) {
-      // E[i*K+c]: when chunk c of member i's current step reaches member i+1.
-      std::vector<double> e_prev(nk), e_cur(nk), link(static_cast<size_t>(n));
-      for (int i = 0; i < n; ++i) link[static_cast<size_t>(i)] = arrival_us[static_cast<size_t>(i)] + s.base_us;
-      for (int st = 0; st < s.steps; ++st) {
-        for (int i = 0; i < n; ++i) {
-          const int im = i == 0 ? n - 1 : i - 1;
-          const double* in = &e_prev[static_cast<size_t>(im) * K];
-          double* e = &e_cur[static_cast<size_t>(i) * K];
-          const double ti = tau[static_cast<size_t>(i)];
-          double t = link[static_cast<size_t>(i)];
-          if (st > 0) t = std::max(t, in[0]);
-          t += o;
-          for (int c = 0; c < K; ++c) {
-            if (st > 0) t = std::max(t, in[c]);
-            t += ti;
-            e[c] = t;
-          }
-          link[static_cast<size_t>(i)] = t;
-        }
-        std::swap(e_prev, e_cur);
-      }
-      for (int i = 0; i < n; ++i) done = std::max(done, link[static_cast<size_t>(i)]);
-    } else {
-      auto member = [&](int p) { return (s.chain_first + p) % n; };
-      std::vector<double> prev(static_cast<size_t>(K)), cur(static_cast<size_t>(K));
-      for (int p = 0; p + 1 < n; ++p) {
-        const int m = member(p);
-        double t = arrival_us[static_cast<size_t>(m)] + s.base_us;
-        if (p > 0) t = std::max(t, prev[0]);
-        t += o;
-        const double tp = tau[static_cast<size_t>(m)];
-        for (int c = 0; c < K; ++c) {
-          if (p > 0) t = std::max(t, prev[static_cast<size_t>(c)]);
-          t += tp;
-          cur[static_cast<size_t>(c)] = t;
-        }
-        std::swap(prev, cur);
-      }
-      done = std::max(done, prev[static_cast<size_t>(K) - 1]);
-    }
-  }
-  for (int i = 0; i < n; ++i) done = std::max(done, arrival_us[static_cast<size_t>(i)] + s.base_us);
-  return done;
 }
 
 namespace {

@@ -26,6 +26,13 @@ struct StepSchedule {
   int ranks = 0;        // n >= 2
   int steps = 0;        // kRing: transfer steps per member; kChain: 1
   int chunks = 1;       // K: a step's piece (kRing) or a channel's data (kChain) streams as K chunks
+  // NCCL's order and buffers: a ring's loop carries `loop_chunks` chunks (G) of
+  // every step's piece through all the steps before the next loop starts, and a
+  // connection (ring or chain) holds `slots` chunks (b > G): a send reuses the
+  // slot of the transfer b before it, once the receiver has forwarded (or
+  // received) that one.
+  int loop_chunks = 1;  // kRing: Simple 2 (a 2-slice chunk), LL/LL128 1
+  int slots = 8;        // NCCL_STEPS (8) buffer steps a connection: Simple ring 4 slices, else 8 chunks
   int chain_first = 0;  // kChain: the member that sends first (broadcast: root; reduce: root + 1)
   double base_us = 0;   // NCCL's base latency, paid by each member from its own arrival
   double step_us = 0;   // sender-side cost of one step (kRing) or of starting one hop (kChain)
@@ -62,9 +69,11 @@ StepSchedule ring_schedule(const Model& model, const StepRequest& req, Proto pro
 // Longest paths: span_us[i] = the most time completion can come after member
 // i's arrival (max over channel classes), so that with arrivals a_i
 //   completion = max_i (a_i + span_us[i]).
-// A ring's spans come from the recurrence's closed form, evaluated in exact
-// integer time (2^-40 ns units) in O(members x distinct hop times) per channel
-// class; a chain's from the recurrence (O(transfers) per class).
+// A ring's spans are evaluated in exact integer time (2^-40 ns units): with one
+// chunk a step (K = 1, so every ring past 1,448 members) by the recurrence's closed
+// form in O(members x distinct hop times) per channel class, otherwise by the
+// recurrence (O(transfers) <= kMaxTransfers per class); a chain's from its
+// recurrence (O(transfers) per class).
 std::vector<double> completion_spans_us(const StepSchedule& s);
 
 // The same spans from the longest-path recurrence over every transfer
