@@ -111,6 +111,7 @@ Graphs nccl_graphs(const Fabric& f, const GroupShape& s) {
   g.nvls = {nvls_ch, nvls_bw, inter / nvls_ch};
   g.collnet = {nics, intra / nics, per_nic};
   g.tree_is_real_tree = true;
+  g.ring_same_channels = nics <= 1;
   return g;
 }
 

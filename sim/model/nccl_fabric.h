@@ -72,6 +72,11 @@ struct Graphs {
   Graph nvls;
   Graph collnet;
   bool tree_is_real_tree = false;  // multi-node trees branch (x0.85 in tuning.cc)
+  // The ring graph's sameChannels: every channel follows one GPU order. True on
+  // one node; across nodes only with one NIC, since channels spread over several
+  // NICs enter each node at the GPU next to their NIC (NCCL issues #601, #1189
+  // log "sameChannels 0" for such rings). Ring broadcast/reduce latency uses it.
+  bool ring_same_channels = true;
 };
 Graphs nccl_graphs(const Fabric& f, const GroupShape& shape);
 

@@ -148,7 +148,8 @@ double alg_ratio(const Constants& c, Coll coll, int a, int n) {
   return 0.5;
 }
 
-double latency_us(const Fabric& f, const Constants& c, Coll coll, int a, int p, const GroupShape& s) {
+double latency_us(const Fabric& f, const Graphs& g, const Constants& c, Coll coll, int a, int p,
+                  const GroupShape& s) {
   const int intra_hw = f.nvlink_bandwidth_GBps > 0 ? 0 : 1;
   const int ppn = s.ranks_per_node, nodes = s.nodes, n = s.ranks;
   const double base = c.base_lat_us[a][p];
@@ -159,8 +160,14 @@ double latency_us(const Fabric& f, const Constants& c, Coll coll, int a, int p, 
   switch (a) {
     case kRing: {
       if (coll == Coll::kBroadcast || coll == Coll::kReduce) {
-        // sameChannels graph: one hop.
-        return base + (nodes > 1 ? std::max(0.0, c.hw_lat_us[2][kRing][p] + f.net_hop_extra_us) : intra);
+        // One hop of the ring's path class when all channels follow one GPU
+        // order (sameChannels); else nsteps hops, Simple taking Tree's per-hop
+        // latency as its chunk latency.
+        const int hw = nodes > 1 ? 2 : intra_hw;
+        const double extra = nodes > 1 ? f.net_hop_extra_us : f.nvlink_hop_extra_us;
+        if (g.ring_same_channels) return base + std::max(0.0, c.hw_lat_us[hw][kRing][p] + extra);
+        const int hop_algo = p == kSimple ? kTree : kRing;
+        return base + nsteps_of(coll, n) * std::max(0.0, c.hw_lat_us[hw][hop_algo][p] + extra);
       }
       double ovh = 0;
       if (nodes > 1) {
@@ -195,7 +202,7 @@ Table tuning_table(const Fabric& f, const Graphs& g, const Constants& c, Coll co
       if (!(bw > 0)) continue;
       t.bw_GBps[a][p] = bw;
       t.bw_raw_GBps[a][p] = raw_bus * ratio;
-      t.lat_us[a][p] = latency_us(f, c, coll, a, p, s);
+      t.lat_us[a][p] = latency_us(f, g, c, coll, a, p, s);
     }
   }
   return t;

@@ -173,6 +173,30 @@ TEST(NcclMultiNode, RingBusbwIsEightNicsAt46To48) {
   }
 }
 
+// Ring broadcast/reduce latency (tuning.cc): one hop of the ring's path class when every
+// channel follows one GPU order (sameChannels), else nRanks hops, Simple with Tree's hop.
+// Rings over several NICs enter each node at different GPUs (sameChannels 0); one node
+// or one NIC per node keeps one order.
+TEST(NcclMultiNode, RingChainLatencyFollowsSameChannels) {
+  const Model four = model(preset("dgx-h100", 4));
+  const GroupShape s{32, 4, 8};
+  EXPECT_FALSE(nccl_graphs(four.fabric(), s).ring_same_channels);
+  for (Coll c : {Coll::kReduce, Coll::kBroadcast}) {
+    const Table t = four.table(c, s);
+    EXPECT_NEAR(entry_lat(t, Algo::kRing, Proto::kLL), 6.6 + 32 * 2.7, 1e-9);
+    EXPECT_NEAR(entry_lat(t, Algo::kRing, Proto::kLL128), 14.0 + 32 * 4.0, 1e-9);
+    EXPECT_NEAR(entry_lat(t, Algo::kRing, Proto::kSimple), 8.4 + 32 * 14.0, 1e-9);
+  }
+  Fabric one_nic = preset("dgx-h100", 4);
+  one_nic.nics_per_node = 1;
+  one_nic.gpus_per_nic = 8;
+  const Model single = model(one_nic);
+  EXPECT_TRUE(nccl_graphs(single.fabric(), s).ring_same_channels);
+  EXPECT_NEAR(entry_lat(single.table(Coll::kReduce, s), Algo::kRing, Proto::kLL), 6.6 + 2.7, 1e-9);
+  const Model node = model(preset("dgx-h100", 1));
+  EXPECT_NEAR(entry_lat(node.table(Coll::kReduce, node.full_shape()), Algo::kRing, Proto::kLL), 6.6 + 0.6, 1e-9);
+}
+
 // A NIC at 25% of its rate: every ring channel waits for it, so a large ring all-reduce takes ~4x.
 TEST(NcclDegrade, NicAtQuarterRateSlowsMultiNodeRingFourfold) {
   const Model m = model(preset("dgx-h100", 4), "ring");

@@ -76,20 +76,22 @@ const Case kCases[] = {
     {"h100_2x8_all_reduce_oci_nccl2.21.5.txt", "dgx-h100", 2, Coll::kAllReduce, nullptr},
     {"h200_2x8_all_reduce_oci_nccl2.27.5.txt", "dgx-h200", 2, Coll::kAllReduce, nullptr},
     {"a100_1x8_all_reduce_oci.txt", "dgx-a100", 1, Coll::kAllReduce,
-     "NCCL not printed, older than 2.19 (CUDA 11.3 container); timed with the 2.18 set (Ring LL at 1/4 of the bus, "
-     "the <= 2.19 LL/LL128 minimum chunk that leaves channels empty): worst 71.7% -> 44.4%, median 12.2%. Still "
-     "30-45% fast at 512 KiB - 32 MiB: the small-size floor is 32 us (13 us above the model with -g 8) and 2.9-2.17 "
-     "kernels and launch path are older than any set the model has", "2.18"},
+     "NCCL 2.9-2.11 (container), timed with the oldest set, 2.18. A flat 32 us from 64 B to 32 KiB (model: 24) "
+     "is a per-call cost of the -g 8 launch path, not a protocol latency (2.9-2.11's Ring LL latency, "
+     "3.6 + 14 x 0.47 = 10.2 us, is below 2.18's 15.0, so that era's set would make the model faster still); "
+     "2-32 MiB stay 17-31% fast even with the floor's 8 us added, and no NCCL constant of the era explains it",
+     "2.18"},
     {"h100_4x8_all_gather_nccl2.24.3.txt", "dgx-h100", 4, Coll::kAllGather,
-     "64-512 KiB now within 9-35% (one LL channel keeps its own rate; the LL cap bounds the sum). From 1 MiB to "
-     "256 MiB the times look like Ring/Simple plus 20-35%, not the Ring/LL128 NCCL 2.24's tuning picks: LL128 is "
-     "enabled only when the GPU-NIC path is PXN or closer, which the table cannot show; and the plateau is 323 GB/s "
-     "against the preset's 8 x 48 GB/s (this cluster's NICs give ~40 GB/s each)"},
+     "4-64 MiB take 1.24 x the Ring/Simple time (4, 8, 16, 64 MiB) where the Ring/LL128 NCCL 2.24 picks would "
+     "give 2.1-1.5 x: the ring's LL128 looks off on this cluster (NCCL enables it per graph only when the GPU-NIC "
+     "path is PXN or closer on sm90; the ring's path is not logged), while the same cluster's all-reduce fits "
+     "Tree/LL128 at 256 KiB-1 MiB. Even with LL128 off and 8 x 40 GB/s NICs (plateau 323 GB/s) the median is 18%"},
     {"h100_4x8_reduce_nccl2.24.3.txt", "dgx-h100", 4, Coll::kReduce,
-     "the model (Ring: LL, LL128 to 16 MiB, Simple above) is 3-6x fast from 256 KiB to 32 MiB: the table takes 92-123 us "
-     "at 256 KiB - 2 MiB against 19-24 us, slower at 1 MiB (123 us) than the same cluster's all-reduce (92 us), and "
-     "is not monotonic (2 MiB faster than 1 MiB; 512 MiB at 211 GB/s below 256 MiB's 240). The plateau is 286 GB/s "
-     "at 8 GiB against the preset's 8 x 48 GB/s = 384 (this cluster's NICs give ~40 GB/s each)"},
+     "a ring chain of 31 hops, timed with NCCL's nRanks-hop latency of rings without sameChannels (93 us LL, "
+     "142 us LL128): 256 KiB - 4 MiB within 2-26%, but 64-128 KiB 55-68% slow (up to 4 KiB the table takes one "
+     "hop, 8-11 us: nccl-tests' back-to-back ops overlap along the chain) and 18-53% fast from 8 MiB (the chain "
+     "plateaus at 286 GB/s, 11% below the same NICs' all-gather). The same cluster's broadcast table has the same "
+     "profile, so it is reproducible, not noise"},
     {"b200_2x8_all_gather_gke_nccl2.26.6.txt", "hgx-b200", 2, Coll::kAllGather,
      "the table is 4-35x slower than the model from 64 KiB to 256 MiB and has a floor of 246-320 us even at 1-32 KiB "
      "(the model: 28 us at 64 KiB); its times are not monotonic (4 MiB in 934 us, faster than 2 MiB in 1754 us; 32 MiB "
