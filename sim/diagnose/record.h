@@ -15,43 +15,45 @@
 #include <nlohmann/json.hpp>
 
 #include "fleetsim/status.h"
+#include "sim/diagnose/symbol.h"
 
 namespace fleetsim::diagnose {
 
-// One flight-recorder ring entry (PyTorch FlightRecorderDetail.hpp keys).
+// One flight-recorder ring entry (PyTorch FlightRecorderDetail.hpp keys), kept as
+// the analysis reads it: texts interned (symbol.h), the rest fixed-width. The keys
+// nothing reads (record_id, frames past what op_name/site/when/step take) are not kept.
 struct FrEntry {
-  int64_t record_id = -1;
-  std::string pg_id;
-  std::string pg_name;  // process_group[0]
-  std::string pg_desc;  // process_group[1]
   int64_t collective_seq_id = -1;
   int64_t p2p_seq_id = -1;
-  bool is_p2p = false;
-  std::string profiling_name;  // "nccl:all_reduce"
   int64_t time_created_ns = 0;
   int64_t time_discovered_started_ns = 0;    // 0 when not discovered (or null)
   int64_t time_discovered_completed_ns = 0;  // 0 when not discovered (or null)
-  std::optional<double> duration_ms;
-  std::string input_sizes;  // canonical JSON text, e.g. "[[3,4]]"
-  std::string output_sizes;
-  std::string input_dtypes;  // canonical JSON text, e.g. "[\"Float\"]"
-  std::string output_dtypes;
   int64_t input_numel = 0;  // product of all input sizes, summed over tensors
-  std::string state;        // scheduled | started | completed
-  bool retired = false;
   int64_t timeout_ms = 0;
-  std::string op_name;  // frames[0].name: the op as the YAML names it ("" if no frames)
-  std::string site;     // where the job calls it: "file:line" of the first frame outside torch
-                        // and the Python runtime ("" if no frames)
-  std::string when;     // a frame that carries a rank/step condition ("" if none)
   int64_t step = -1;    // from a "step N" frame (the simulator writes one), -1 if none
+  std::optional<double> duration_ms;
+  Sym pg_id;
+  Sym pg_name;  // process_group[0]
+  Sym pg_desc;  // process_group[1]
+  Sym profiling_name;  // "nccl:all_reduce"
+  Sym input_sizes;  // canonical JSON text, e.g. "[[3,4]]"
+  Sym output_sizes;
+  Sym input_dtypes;  // canonical JSON text, e.g. "[\"Float\"]"
+  Sym output_dtypes;
+  Sym state;        // scheduled | started | completed
+  Sym op_name;  // frames[0].name: the op as the YAML names it ("" if no frames)
+  Sym site;     // where the job calls it: "file:line" of the first frame outside torch
+                // and the Python runtime ("" if no frames)
+  Sym when;     // a frame that carries a rank/step condition ("" if none)
+  bool is_p2p = false;
+  bool retired = false;
 };
 
 // A process group as one rank sees it: pg_config[name] plus its pg_status.
 struct FrGroup {
   std::string name;
   std::string desc;
-  std::vector<int> ranks;  // parsed from the "[0, 1, 2]" string; empty if unknown
+  RankList ranks;  // parsed from the "[0, 1, 2]" string; empty if unknown; shared by every dump
 };
 
 struct FrStatus {

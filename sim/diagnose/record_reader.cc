@@ -12,11 +12,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/diagnose/dump_sax.h"
 #include "sim/diagnose/pickle_reader.h"
 #include "sim/diagnose/record.h"
 #include "sim/io/units.h"
 
 namespace fleetsim::diagnose {
+
+// docs/performance.md counts on this size (16,384 ranks x 2,000 entries).
+static_assert(sizeof(FrEntry) <= 136, "FrEntry grew: recount the memory in docs/performance.md");
+
 namespace {
 
 using nlohmann::json;
@@ -160,14 +165,6 @@ std::string field_string(const json& obj, const char* key) {
   return it == obj.end() ? "" : as_string(*it);
 }
 
-bool field_bool(const json& obj, const char* key) {
-  auto it = obj.find(key);
-  if (it == obj.end()) return false;
-  if (it->is_boolean()) return it->get<bool>();
-  if (it->is_string()) return *it == "true" || *it == "True" || *it == "1";
-  return it->is_number() && it->get<double>() != 0;
-}
-
 // A value that may have been written as a JSON-encoded string.
 json unwrap(const json& v) {
   if (!v.is_string()) return v;
@@ -246,55 +243,93 @@ std::string job_site(const json& f) {
   return file.substr(file.find_last_of('/') + 1) + ":" + std::to_string(line->get<int64_t>());
 }
 
-void read_frames(const json& e, FrEntry& out) {
-  auto it = e.find("frames");
-  if (it == e.end() || !it->is_array()) return;
-  for (const json& f : *it) {
+void read_frames(const json* frames, FrEntry& out) {
+  if (!frames || !frames->is_array()) return;
+  std::string op_name, site, when;
+  for (const json& f : *frames) {
     const std::string name = f.is_object() ? field_string(f, "name") : as_string(f);
-    if (out.op_name.empty() && &f == &(*it)[0]) out.op_name = name;
-    if (out.site.empty()) out.site = job_site(f);
+    if (op_name.empty() && &f == &(*frames)[0]) op_name = name;
+    if (site.empty()) site = job_site(f);
     if (out.step < 0 && name.rfind("step ", 0) == 0 && name.size() > 5 &&
         name.find_first_not_of("0123456789", 5) == std::string::npos) {
       out.step = std::strtoll(name.c_str() + 5, nullptr, 10);
     }
-    if (out.when.empty() && looks_like_condition(name)) {
+    if (when.empty() && looks_like_condition(name)) {
       size_t skip = name.rfind("when", 0) == 0 ? 4 : 0;
       while (skip < name.size() && (name[skip] == ':' || name[skip] == ' ')) ++skip;
-      out.when = name.substr(skip);
+      when = name.substr(skip);
     }
   }
+  out.op_name = op_name;
+  out.site = site;
+  out.when = when;
 }
 
-FrEntry parse_entry(const json& e, DumpReader& rd, const JsonPath& at) {
-  auto field_int = [&](const json& obj, const char* key, int64_t fallback) { return rd.field(obj, key, fallback, at); };
+// An entry's slot as text: a string as it is, null or absent as "", else its JSON.
+std::string slot_string(const EntrySlots& e, EntryKey k) {
+  const json* v = e.find(k);
+  return v ? as_string(*v) : "";
+}
+
+bool slot_bool(const EntrySlots& e, EntryKey k) {
+  const json* v = e.find(k);
+  if (!v) return false;
+  if (v->is_boolean()) return v->get<bool>();
+  if (v->is_string()) return *v == "true" || *v == "True" || *v == "1";
+  return v->is_number() && v->get<double>() != 0;
+}
+
+// A list-valued slot as canonical JSON text ("[]" when absent), interned.
+Sym slot_text(const EntrySlots& e, EntryKey k) {
+  const json* v = e.find(k);
+  return v ? Sym(v->dump()) : Sym("[]");
+}
+
+FrEntry parse_entry(const EntrySlots& e, DumpReader& rd, const JsonPath& at) {
+  auto field_int = [&](EntryKey k, int64_t fallback) {
+    const json* v = e.find(k);
+    if (!v) return fallback;
+    JsonPath path = at;
+    path.push_back({std::string(kEntryKeyNames[k]), 0});
+    return rd.integer(*v, fallback, path);
+  };
+  auto seq = [&](EntryKey k) {
+    const int64_t v = field_int(k, -1);
+    if (v < 0 && e.find(k) && !e.find(k)->is_null()) {
+      JsonPath path = at;
+      path.push_back({std::string(kEntryKeyNames[k]), 0});
+      rd.fail(path, "a sequence number must be >= 0, got " + std::to_string(v));
+    }
+    return v;
+  };
   FrEntry out;
-  out.record_id = field_int(e, "record_id", -1);
-  out.pg_id = field_string(e, "pg_id");
-  auto pg = e.find("process_group");
-  if (pg != e.end() && pg->is_array() && !pg->empty()) {
+  (void)field_int(kKeyRecordId, -1);  // checked, not kept: nothing reads it
+  const std::string pg_id = slot_string(e, kKeyPgId);
+  out.pg_id = pg_id;
+  const json* pg = e.find(kKeyProcessGroup);
+  if (pg && pg->is_array() && !pg->empty()) {
     out.pg_name = as_string((*pg)[0]);
     if (pg->size() > 1) out.pg_desc = as_string((*pg)[1]);
   }
   if (out.pg_name.empty()) out.pg_name = out.pg_id;
-  out.collective_seq_id = rd.seq(e, "collective_seq_id", at);
-  out.p2p_seq_id = rd.seq(e, "p2p_seq_id", at);
-  out.is_p2p = field_bool(e, "is_p2p");
-  out.profiling_name = field_string(e, "profiling_name");
-  out.time_created_ns = field_int(e, "time_created_ns", 0);
-  out.time_discovered_started_ns = field_int(e, "time_discovered_started_ns", 0);
-  out.time_discovered_completed_ns = field_int(e, "time_discovered_completed_ns", 0);
-  auto dur = e.find("duration_ms");
-  if (dur != e.end() && dur->is_number()) out.duration_ms = dur->get<double>();
-  const json empty = json::array();
-  out.input_sizes = e.value("input_sizes", empty).dump();
-  out.output_sizes = e.value("output_sizes", empty).dump();
-  out.input_dtypes = e.value("input_dtypes", empty).dump();
-  out.output_dtypes = e.value("output_dtypes", empty).dump();
-  out.input_numel = numel_of(e.value("input_sizes", empty));
-  out.state = field_string(e, "state");
-  out.retired = field_bool(e, "retired");
-  out.timeout_ms = field_int(e, "timeout_ms", 0);
-  read_frames(e, out);
+  out.collective_seq_id = seq(kKeyCollectiveSeqId);
+  out.p2p_seq_id = seq(kKeyP2pSeqId);
+  out.is_p2p = slot_bool(e, kKeyIsP2p);
+  out.profiling_name = slot_string(e, kKeyProfilingName);
+  out.time_created_ns = field_int(kKeyTimeCreated, 0);
+  out.time_discovered_started_ns = field_int(kKeyTimeStarted, 0);
+  out.time_discovered_completed_ns = field_int(kKeyTimeCompleted, 0);
+  const json* dur = e.find(kKeyDuration);
+  if (dur && dur->is_number()) out.duration_ms = dur->get<double>();
+  out.input_sizes = slot_text(e, kKeyInputSizes);
+  out.output_sizes = slot_text(e, kKeyOutputSizes);
+  out.input_dtypes = slot_text(e, kKeyInputDtypes);
+  out.output_dtypes = slot_text(e, kKeyOutputDtypes);
+  if (const json* sizes = e.find(kKeyInputSizes)) out.input_numel = numel_of(*sizes);
+  out.state = slot_string(e, kKeyState);
+  out.retired = slot_bool(e, kKeyRetired);
+  out.timeout_ms = field_int(kKeyTimeoutMs, 0);
+  read_frames(e.find(kKeyFrames), out);
   return out;
 }
 
@@ -362,10 +397,11 @@ Diagnostic file_error(const std::string& file, const std::string& message) {
   return d;
 }
 
-// parse_json_text, with nlohmann's parser callback (which may drop values as they are parsed).
-Result<json> parse_json_with(const std::string& text, const std::string& file, const json::parser_callback_t& cb) {
+// Runs `parse` (a nlohmann parse of `text`), its syntax errors as Diagnostics at FILE:LINE:COL.
+template <class Parse>
+Result<json> parse_json_with(const std::string& text, const std::string& file, const Parse& parse) {
   try {
-    return json::parse(text, cb);
+    return parse();
   } catch (const json::parse_error& e) {
     Diagnostic d;
     d.loc = loc_from_offset(text, e.byte, file);
@@ -388,7 +424,7 @@ Result<json> parse_json_with(const std::string& text, const std::string& file, c
 }  // namespace
 
 Result<json> parse_json_text(const std::string& text, const std::string& file) {
-  return parse_json_with(text, file, nullptr);
+  return parse_json_with(text, file, [&] { return json::parse(text); });
 }
 
 SourceLoc loc_from_offset(const std::string& text, size_t byte, const std::string& file) {
@@ -437,7 +473,10 @@ Result<FrDump> read_fr_tree(const json& root, const std::string* text, const std
   if (listed != root.end() && listed->is_array()) {
     for (size_t i = 0; i < listed->size(); ++i) {
       const json& e = (*listed)[i];
-      if (e.is_object()) dump.entries.push_back(parse_entry(e, rd, {{"entries", 0}, {"", i}}));
+      if (!e.is_object()) continue;
+      EntrySlots slots;
+      EntrySlots::from_object(json(e), slots);
+      dump.entries.push_back(parse_entry(slots, rd, {{"entries", 0}, {"", i}}));
     }
   }
   read_status(root, dump, rd);
@@ -452,30 +491,26 @@ Result<FrDump> parse_fr_dump(const std::string& text, const std::string& file, i
     // Entries one at a time: the dump's largest part never sits in memory as a tree.
     std::vector<FrEntry> entries;
     DumpReader rd{nullptr, file, std::nullopt};
+    EntrySlots slots;
     Result<json> rest = read_pickle_streaming(text, file, "entries", [&](size_t i, json&& e) {
-      if (e.is_object()) entries.push_back(parse_entry(e, rd, {{"entries", 0}, {"", i}}));
+      if (!e.is_object()) return;
+      EntrySlots::from_object(std::move(e), slots);
+      entries.push_back(parse_entry(slots, rd, {{"entries", 0}, {"", i}}));
     });
     if (!rest) return rest.errors();
     if (rd.error) return *rd.error;
     return read_fr_tree(*rest, nullptr, file, fallback_rank, std::move(entries));
   }
-  // Each object of the top-level `entries` list is read as soon as it is parsed and
-  // then dropped, so the entries never sit in memory as one tree.
+  // A SAX pass (dump_sax.h): each object of the top-level `entries` list is read
+  // into an FrEntry from its slots, never built as a tree.
   std::vector<FrEntry> entries;
   DumpReader rd{&text, file, std::nullopt};
-  bool in_entries = false, entries_key = false;
-  auto on_value = [&](int depth, json::parse_event_t event, json& parsed) {
-    if (depth == 1 && event == json::parse_event_t::key) entries_key = parsed == "entries";
-    if (depth == 1 && event == json::parse_event_t::array_start && entries_key) {
-      in_entries = true;
-      entries.clear();  // a repeated key: the last list wins, as in the tree
-    }
-    if (depth == 1 && event == json::parse_event_t::array_end) in_entries = false;
-    if (!in_entries || depth != 2 || event != json::parse_event_t::object_end) return true;
-    entries.push_back(parse_entry(parsed, rd, {{"entries", 0}, {"", entries.size()}}));
-    return false;
-  };
-  Result<json> parsed = parse_json_with(text, file, on_value);
+  DumpSax sax([&](size_t i, const EntrySlots& e) { entries.push_back(parse_entry(e, rd, {{"entries", 0}, {"", i}})); },
+              [&] { entries.clear(); });
+  Result<json> parsed = parse_json_with(text, file, [&] {
+    json::sax_parse(text, &sax);
+    return std::move(sax.root());
+  });
   if (!parsed) return parsed.errors();
   if (rd.error) return *rd.error;
   return read_fr_tree(*parsed, &text, file, fallback_rank, std::move(entries));

@@ -48,7 +48,6 @@ TEST(DumpForms, TorchPickleReadsAsItsJsonTwin) {
     ASSERT_EQ(p.entries.size(), j.entries.size());
     for (size_t i = 0; i < p.entries.size(); ++i) {
       const FrEntry &a = p.entries[i], &b = j.entries[i];
-      EXPECT_EQ(a.record_id, b.record_id);
       EXPECT_EQ(a.pg_id, b.pg_id);
       EXPECT_EQ(a.pg_name, b.pg_name);
       EXPECT_EQ(a.pg_desc, b.pg_desc);

@@ -88,7 +88,7 @@ TEST(FrWaits, IssuedButNeverFinishedIsTheRankEveryStuckGroupHolds) {
     d.rank = r;
     for (const auto& [name, members] : groups) {
       if (std::find(members.begin(), members.end(), r) == members.end()) continue;
-      d.groups[name] = FrGroup{name, "tp", members};
+      d.groups[name] = FrGroup{name, "tp", RankList(members)};
       d.status[name] = FrStatus{5, -1, 4};
       d.entries.push_back(pending_entry(name, 5, "nccl:all_reduce"));
     }
@@ -166,7 +166,7 @@ TEST(FrWaits, ACycleIsBrokenAtTheFirstWait) {
     d.rank = r;
     d.groups["0"] = FrGroup{"0", "default_pg", {0, 1, 2, 3}};
     const std::string dp = r % 2 ? "6" : "5";
-    d.groups[dp] = FrGroup{dp, "dp", r % 2 ? std::vector<int>{1, 3} : std::vector<int>{0, 2}};
+    d.groups[dp] = FrGroup{dp, "dp", RankList(r % 2 ? std::vector<int>{1, 3} : std::vector<int>{0, 2})};
     if (r == 1) {
       d.status["0"] = FrStatus{2, -1, 2};
       d.status[dp] = FrStatus{3, -1, 2};
@@ -212,9 +212,9 @@ TEST(FrWaits, ThousandsOfRanksAndP2pEntries) {
     std::vector<int> world(kRanks);
     for (int i = 0; i < kRanks; ++i) world[static_cast<size_t>(i)] = i;
     const std::string tp_name = std::to_string(1 + r / kTp), dp_name = std::to_string(1000 + r % kTp);
-    d.groups["0"] = FrGroup{"0", "default_pg", world};
-    d.groups[tp_name] = FrGroup{tp_name, "tp", tp};
-    d.groups[dp_name] = FrGroup{dp_name, "dp", dp};
+    d.groups["0"] = FrGroup{"0", "default_pg", RankList(world)};
+    d.groups[tp_name] = FrGroup{tp_name, "tp", RankList(tp)};
+    d.groups[dp_name] = FrGroup{dp_name, "dp", RankList(dp)};
     d.status["0"] = FrStatus{3, -1, 3};
     d.status[dp_name] = FrStatus{9, -1, 9};
     const std::string pp_name = std::to_string(2000 + r / 2);

@@ -1,0 +1,94 @@
+// A SAX pass over a JSON flight-recorder dump: the dump's top-level `entries` list is
+// never built as a tree. Each entry object's known keys land in a fixed array of slots
+// (EntrySlots) handed to a sink at the entry's end; everything else (pg_config,
+// pg_status, version, ...) is built as a JSON tree, as nlohmann's own parser would.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace fleetsim::diagnose {
+
+// The entry keys the reader reads (docs/flight-recorder-formats.md); others are skipped.
+enum EntryKey : uint8_t {
+  kKeyRecordId, kKeyPgId, kKeyProcessGroup, kKeyCollectiveSeqId, kKeyP2pSeqId, kKeyIsP2p, kKeyProfilingName,
+  kKeyTimeCreated, kKeyTimeStarted, kKeyTimeCompleted, kKeyDuration, kKeyInputSizes, kKeyOutputSizes,
+  kKeyInputDtypes, kKeyOutputDtypes, kKeyState, kKeyRetired, kKeyTimeoutMs, kKeyFrames, kEntryKeyCount
+};
+inline constexpr std::array<std::string_view, kEntryKeyCount> kEntryKeyNames = {
+    "record_id", "pg_id", "process_group", "collective_seq_id", "p2p_seq_id", "is_p2p", "profiling_name",
+    "time_created_ns", "time_discovered_started_ns", "time_discovered_completed_ns", "duration_ms",
+    "input_sizes", "output_sizes", "input_dtypes", "output_dtypes", "state", "retired", "timeout_ms", "frames"};
+
+// The slot of an entry key, or kEntryKeyCount for a key nothing reads.
+EntryKey entry_key(std::string_view key);
+
+// One entry's values by key; `present` tells an absent key from a null one.
+struct EntrySlots {
+  std::array<nlohmann::json, kEntryKeyCount> value;
+  std::array<bool, kEntryKeyCount> present{};
+
+  const nlohmann::json* find(EntryKey k) const { return present[k] ? &value[k] : nullptr; }
+  void clear();
+  // From an entry already parsed as a JSON object (the pickle path); its values are moved out.
+  static void from_object(nlohmann::json&& object, EntrySlots& out);
+};
+
+// The SAX handler for nlohmann::json::sax_parse. Syntax errors are rethrown as the
+// exceptions nlohmann's own parser throws, so callers locate them the same way.
+class DumpSax {
+ public:
+  // Called at the end of each object of the top-level `entries` list, with its index
+  // among those objects; `on_reset` when a repeated `entries` key starts a new list.
+  using EntrySink = std::function<void(size_t index, const EntrySlots& slots)>;
+  DumpSax(EntrySink on_entry, std::function<void()> on_reset)
+      : on_entry_(std::move(on_entry)), on_reset_(std::move(on_reset)) {}
+
+  nlohmann::json& root() { return root_; }
+
+  bool null() { return put(nlohmann::json(nullptr)); }
+  bool boolean(bool v) { return put(nlohmann::json(v)); }
+  bool number_integer(int64_t v) { return put(nlohmann::json(v)); }
+  bool number_unsigned(uint64_t v) { return put(nlohmann::json(v)); }
+  bool number_float(double v, const std::string&) { return put(nlohmann::json(v)); }
+  bool string(std::string& v) { return put(nlohmann::json(std::move(v))); }
+  bool binary(nlohmann::json::binary_t& v) { return put(nlohmann::json::binary(std::move(v))); }
+  bool start_object(size_t) { return open(true); }
+  bool start_array(size_t) { return open(false); }
+  bool key(std::string& k);
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  template <class Exception>
+  bool parse_error(size_t, const std::string&, const Exception& ex) {
+    throw ex;
+  }
+
+ private:
+  enum class Mode : uint8_t { kValue, kEntry, kSkip };
+  struct Level {
+    nlohmann::json* value = nullptr;  // kValue: the container being built
+    Mode mode = Mode::kValue;
+    EntryKey slot = kEntryKeyCount;  // kEntry: the slot of the last key
+    std::string key;                 // kValue objects: the last key
+  };
+  nlohmann::json* target();  // where the next value goes (nullptr: dropped)
+  bool put(nlohmann::json&& v);
+  bool open(bool object);
+  bool close();
+
+  EntrySink on_entry_;
+  std::function<void()> on_reset_;
+  nlohmann::json root_;
+  std::vector<Level> levels_;
+  bool in_entries_ = false;  // levels_[1] is the top-level `entries` list
+  size_t entry_index_ = 0;
+  EntrySlots slots_;
+};
+
+}  // namespace fleetsim::diagnose
