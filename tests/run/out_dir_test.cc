@@ -60,11 +60,13 @@ class OutDir : public ::testing::Test {
     }
     return pid;
   }
-  // Waits until the run's temp folder exists (true) or the process ended (false).
+  // Waits until the run's temp folder holds its marker (true) or the process
+  // ended (false). The folder alone is not enough: a run killed between making
+  // the folder and writing the marker leaves a folder no later run may claim.
   bool wait_for_tmp(pid_t pid, const std::string& out) const {
-    const fs::path tmp = root_ / (out + ".tmp-" + std::to_string(pid));
+    const fs::path marker = root_ / (out + ".tmp-" + std::to_string(pid)) / ".fleetsim-run";
     for (;;) {
-      if (fs::exists(tmp)) return true;
+      if (fs::exists(marker)) return true;
       if (::waitpid(pid, nullptr, WNOHANG) == pid) return false;
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
