@@ -248,4 +248,21 @@ Result<nlohmann::json> read_pickle_streaming(std::string_view bytes, const std::
   return machine.to_json(*root, list_key);
 }
 
+Result<nlohmann::json> read_pickle_entries(std::string_view bytes, const std::string& file,
+                                           std::string_view list_key, const PickleEntrySink& on_entry,
+                                           const PickleLimits& limits) {
+  pickle_detail::Machine machine(bytes, file, limits);
+  Result<uint32_t> root = machine.run();
+  if (!root) return root.errors();
+  const std::optional<std::vector<uint32_t>> items = machine.list_at(*root, list_key);
+  if (!items) return machine.to_json(*root);
+  EntrySlots slots;
+  for (size_t i = 0; i < items->size(); ++i) {
+    Result<bool> is_dict = machine.to_slots((*items)[i], slots);
+    if (!is_dict) return is_dict.errors();
+    if (*is_dict) on_entry(i, slots);
+  }
+  return machine.to_json(*root, list_key);
+}
+
 }  // namespace fleetsim::diagnose

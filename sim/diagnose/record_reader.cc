@@ -491,11 +491,8 @@ Result<FrDump> parse_fr_dump(const std::string& text, const std::string& file, i
     // Entries one at a time: the dump's largest part never sits in memory as a tree.
     std::vector<FrEntry> entries;
     DumpReader rd{nullptr, file, std::nullopt};
-    EntrySlots slots;
-    Result<json> rest = read_pickle_streaming(text, file, "entries", [&](size_t i, json&& e) {
-      if (!e.is_object()) return;
-      EntrySlots::from_object(std::move(e), slots);
-      entries.push_back(parse_entry(slots, rd, {{"entries", 0}, {"", i}}));
+    Result<json> rest = read_pickle_entries(text, file, "entries", [&](size_t i, const EntrySlots& e) {
+      entries.push_back(parse_entry(e, rd, {{"entries", 0}, {"", i}}));
     });
     if (!rest) return rest.errors();
     if (rd.error) return *rd.error;
