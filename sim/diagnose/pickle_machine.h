@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -72,6 +73,7 @@ class Machine {
   bool walk(uint32_t root, std::string_view omit_key, nlohmann::json* out, EntrySlots* slots);  // pickle_tree.cc
   bool take_key(WalkFrame& f, std::string_view omit_key);
   EntryKey slot_of(uint32_t key);
+  nlohmann::json* slot_dest(EntryKey k, uint32_t value, EntrySlots& slots);
   bool step_scalar(uint8_t code, bool& handled);
   bool step_text(uint8_t code, bool& handled);
   bool step_container(uint8_t code, bool& handled);
@@ -108,6 +110,11 @@ class Machine {
   std::vector<uint8_t> on_path_;  // to_json: the nodes on the path being copied
   static constexpr uint8_t kUnknownSlot = 0xff;
   std::vector<uint8_t> key_slot_;  // slot_of's answers by node, kUnknownSlot until asked
+  // Frames lists built for entries, by their items' nodes: entries listing the same
+  // frames share one copy (EntrySlots::shared), which lives as long as the machine.
+  static constexpr size_t kMaxSharedLists = 4096;
+  std::map<std::vector<uint32_t>, nlohmann::json> shared_lists_;
+  std::optional<uint32_t> frames_list_;  // the frames list being built into its slot
 };
 
 }  // namespace fleetsim::diagnose::pickle_detail

@@ -5,6 +5,7 @@
 // shared memo references that would expand past the budget are refused at the byte
 // that made the node, whether the value is built or only walked.
 #include <algorithm>
+#include <map>
 
 #include "sim/diagnose/pickle_machine.h"
 
@@ -60,8 +61,33 @@ Result<json> Machine::to_json(uint32_t root, std::string_view omit_key) {
 
 Result<bool> Machine::to_slots(uint32_t root, EntrySlots& slots) {
   slots.clear();
+  frames_list_.reset();
   if (!walk(root, {}, nullptr, &slots)) return *error_;
+  // A frames list built this time: kept (up to a bound) for the entries that list the same frames.
+  if (frames_list_ && slots.present[kKeyFrames] && !slots.shared[kKeyFrames] &&
+      shared_lists_.size() < kMaxSharedLists) {
+    auto it = shared_lists_.emplace(nodes_[*frames_list_].items, std::move(slots.value[kKeyFrames])).first;
+    slots.shared[kKeyFrames] = &it->second;
+  }
   return nodes_[root].kind == Kind::kDict;
+}
+
+// Where the value of slot `k` (node `value`) goes: a frames list whose items (memoized
+// frame dicts, as PyTorch writes them) were built before points at that copy and is
+// only walked; other values are built into the slot.
+json* Machine::slot_dest(EntryKey k, uint32_t value, EntrySlots& slots) {
+  slots.present[k] = true;
+  slots.shared[k] = nullptr;
+  if (k != kKeyFrames) return &slots.value[k];
+  const Node& n = nodes_[value];
+  frames_list_.reset();
+  if (n.kind != Kind::kList && n.kind != Kind::kTuple) return &slots.value[k];
+  if (auto it = shared_lists_.find(n.items); it != shared_lists_.end()) {
+    slots.shared[k] = &it->second;
+    return nullptr;
+  }
+  frames_list_ = value;
+  return &slots.value[k];
 }
 
 // The slot a dict key node names (kEntryKeyCount for none), looked up once per node:
@@ -139,8 +165,7 @@ bool Machine::walk(uint32_t root, std::string_view omit_key, json* out, EntrySlo
     }
     if (slots && path.size() == 1 && n.kind == Kind::kDict) {
       const EntryKey k = slot_of(n.items[f.next - 1]);
-      dest = k == kEntryKeyCount ? nullptr : &slots->value[k];
-      if (dest) slots->present[k] = true;
+      dest = k == kEntryKeyCount ? nullptr : slot_dest(k, n.items[f.next], *slots);
     }
     if (!visit(n.items[f.next++])) return false;
   }

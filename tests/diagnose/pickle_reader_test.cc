@@ -225,7 +225,8 @@ TEST(PickleReader, EntriesFillTheSlotsTheTreeWould) {
   const std::string entry = "}(" + str("state", 6) + str("scheduled", 7) + str("frames", 8) + "](" + frame + "h\x03" "e" +
                             str("thread_name", 9) + "](K\x01]K\x02" "ae" + "h\x06" + str("completed", 10) +
                             "K\x07K\x08" + str("input_sizes", 11) + "](]M\x01\x10" "ae" + "u";
-  const std::string dump = pk("}(" + str("version", 0) + str("2.10", 1) + str("entries", 2) + "](K\x01" + entry + "e" + "u");
+  const std::string again = "}(h\x08](h\x03h\x03" "eu";  // the same frames, shared
+  const std::string dump = pk("}(" + str("version", 0) + str("2.10", 1) + str("entries", 2) + "](K\x01" + entry + again + "e" + "u");
   auto from_tree = [](const std::string& bytes) {
     std::vector<std::string> got;
     auto sink = [&](size_t i, json&& v) {
@@ -243,7 +244,8 @@ TEST(PickleReader, EntriesFillTheSlotsTheTreeWould) {
     std::vector<std::string> got;
     auto sink = [&](size_t i, const EntrySlots& slots) {
       for (size_t k = 0; k < kEntryKeyCount; ++k)
-        if (slots.present[k]) got.push_back(std::to_string(i) + "." + std::string(kEntryKeyNames[k]) + "=" + slots.value[k].dump());
+        if (const json* v = slots.find(static_cast<EntryKey>(k)))
+          got.push_back(std::to_string(i) + "." + std::string(kEntryKeyNames[k]) + "=" + v->dump());
     };
     Result<json> rest = read_pickle_entries(bytes, "p.pkl", "entries", sink);
     got.push_back(rest ? rest->dump() : "ERROR " + rest.errors().front().to_string());
@@ -251,6 +253,7 @@ TEST(PickleReader, EntriesFillTheSlotsTheTreeWould) {
   };
   const std::vector<std::string> want{"1.state=\"completed\"", "1.input_sizes=[[4097]]",
                                       "1.frames=[{\"name\":\"all_reduce\"},{\"name\":\"all_reduce\"}]",
+                                      "2.frames=[{\"name\":\"all_reduce\"},{\"name\":\"all_reduce\"}]",
                                       "{\"version\":\"2.10\"}"};
   std::vector<std::string> got = from_slots(dump);
   std::vector<std::string> tree = from_tree(dump);
