@@ -105,7 +105,10 @@ class Machine {
   std::vector<Node> nodes_;
   std::vector<uint32_t> stack_;
   std::vector<size_t> marks_;  // stack heights at each open MARK
-  std::unordered_map<uint32_t, uint32_t> memo_;
+  static constexpr uint32_t kNoMemo = UINT32_MAX;  // no node has this index (max_values is lower)
+  std::vector<uint32_t> memo_dense_;               // node by memo id, kNoMemo where none
+  std::unordered_map<uint32_t, uint32_t> memo_;    // memo ids past the dense vector's reach
+  uint64_t memo_count_ = 0;                        // memo entries in both
   uint64_t spent_ = 0;            // expansion budget units spent by to_json
   std::vector<uint8_t> on_path_;  // to_json: the nodes on the path being copied
   static constexpr uint8_t kUnknownSlot = 0xff;

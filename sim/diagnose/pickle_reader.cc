@@ -176,19 +176,33 @@ bool Machine::fill(uint32_t target, size_t begin, const char* what) {
   return true;
 }
 
+// Memo ids as picklers write them count up from 0: those within reach of the
+// entries made so far go to a vector, indexed; the rest (sparse ids) to a hash map.
 bool Machine::memo_put(uint64_t id) {
   if (stack_.empty()) return fail(op_at_, "a memo put needs a value on the stack, there is none");
   if (id > UINT32_MAX) return fail(op_at_, "memo id " + std::to_string(id) + " is past 2^32-1");
-  const bool fresh = memo_.insert_or_assign(static_cast<uint32_t>(id), stack_.back()).second;
-  if (fresh && memo_.size() > limits_.max_memo)
+  bool fresh = false;
+  if (id < memo_dense_.size() || id <= 2 * memo_count_ + 1024) {
+    if (id >= memo_dense_.size()) memo_dense_.resize(id + 1, kNoMemo);
+    fresh = memo_dense_[id] == kNoMemo && (memo_.empty() || memo_.erase(static_cast<uint32_t>(id)) == 0);
+    memo_dense_[id] = stack_.back();
+  } else {
+    fresh = memo_.insert_or_assign(static_cast<uint32_t>(id), stack_.back()).second;
+  }
+  memo_count_ += fresh ? 1 : 0;
+  if (fresh && memo_count_ > limits_.max_memo)
     return fail(op_at_, "more than " + std::to_string(limits_.max_memo) + " memo entries: refused as too large");
   return true;
 }
 
 bool Machine::memo_get(uint64_t id) {
-  auto it = id <= UINT32_MAX ? memo_.find(static_cast<uint32_t>(id)) : memo_.end();
-  if (it == memo_.end()) return fail(op_at_, "memo id " + std::to_string(id) + " was never put");
-  stack_.push_back(it->second);
+  uint32_t node = id < memo_dense_.size() ? memo_dense_[id] : kNoMemo;
+  if (node == kNoMemo && id <= UINT32_MAX && !memo_.empty()) {
+    auto it = memo_.find(static_cast<uint32_t>(id));
+    if (it != memo_.end()) node = it->second;
+  }
+  if (node == kNoMemo) return fail(op_at_, "memo id " + std::to_string(id) + " was never put");
+  stack_.push_back(node);
   return true;
 }
 

@@ -194,6 +194,19 @@ TEST(PickleReader, BoundsOnValuesAndMemo) {
   EXPECT_EQ(read(pk("Nq\x00q\x01q\x00q\x02"s), small), "ERROR p.pkl: error: byte 9: more than 2 memo entries: refused as too large");
 }
 
+// Memo ids far ahead of those put so far live apart from the dense ones until the dense
+// ones reach them: a value put there is still found, and putting it again is no new entry.
+TEST(PickleReader, SparseMemoIdsMeetTheDenseOnes) {
+  std::string body = "](K\x07r" + u32(5000);
+  for (uint32_t i = 0; i < 2000; ++i) body += "Nr" + u32(i) + "0";
+  body += "Nr" + u32(5001) + "0" + "j" + u32(5000) + "K\x08r" + u32(5000) + "j" + u32(5000) + "e";
+  PickleLimits limits;
+  limits.max_memo = 2002;
+  EXPECT_EQ(read(pk(body), limits), "[7,7,8,8]");
+  limits.max_memo = 2001;
+  EXPECT_NE(read(pk(body), limits).find("more than 2001 memo entries"), std::string::npos);
+}
+
 // The items of a dict's list handed out one at a time, the dict returned without it.
 TEST(PickleReader, StreamingHandsOutAListsItemsOneByOne) {
   const std::string dump = pk("}(" + str("version", 0) + str("2.10", 1) + str("entries", 2) + "](K\x01}(h\x01K\x02ue" + "u");
