@@ -246,37 +246,50 @@ Result<nlohmann::json> read_pickle(std::string_view bytes, const std::string& fi
   return machine.to_json(*root);
 }
 
-Result<nlohmann::json> read_pickle_streaming(std::string_view bytes, const std::string& file,
-                                             std::string_view list_key, const PickleItemSink& on_item,
-                                             const PickleLimits& limits) {
+namespace {
+
+using ItemErrors = std::optional<std::vector<Diagnostic>>;
+
+// Runs a pickle and, when it holds a dict whose `list_key` is a list, hands each item's
+// node to `each` (which answers its errors, if any), then the dict without that key.
+template <class Each>
+Result<nlohmann::json> read_items(std::string_view bytes, const std::string& file, std::string_view list_key,
+                                  const PickleLimits& limits, const Each& each) {
   pickle_detail::Machine machine(bytes, file, limits);
   Result<uint32_t> root = machine.run();
   if (!root) return root.errors();
   const std::optional<std::vector<uint32_t>> items = machine.list_at(*root, list_key);
   if (!items) return machine.to_json(*root);
-  for (size_t i = 0; i < items->size(); ++i) {
-    Result<nlohmann::json> item = machine.to_json((*items)[i]);
-    if (!item) return item.errors();
-    on_item(i, std::move(*item));
-  }
+  for (size_t i = 0; i < items->size(); ++i)
+    if (ItemErrors errors = each(machine, i, (*items)[i])) return *errors;
   return machine.to_json(*root, list_key);
+}
+
+}  // namespace
+
+Result<nlohmann::json> read_pickle_streaming(std::string_view bytes, const std::string& file,
+                                             std::string_view list_key, const PickleItemSink& on_item,
+                                             const PickleLimits& limits) {
+  return read_items(bytes, file, list_key, limits,
+                    [&](pickle_detail::Machine& machine, size_t i, uint32_t id) -> ItemErrors {
+                      Result<nlohmann::json> item = machine.to_json(id);
+                      if (!item) return item.errors();
+                      on_item(i, std::move(*item));
+                      return std::nullopt;
+                    });
 }
 
 Result<nlohmann::json> read_pickle_entries(std::string_view bytes, const std::string& file,
                                            std::string_view list_key, const PickleEntrySink& on_entry,
                                            const PickleLimits& limits) {
-  pickle_detail::Machine machine(bytes, file, limits);
-  Result<uint32_t> root = machine.run();
-  if (!root) return root.errors();
-  const std::optional<std::vector<uint32_t>> items = machine.list_at(*root, list_key);
-  if (!items) return machine.to_json(*root);
   EntrySlots slots;
-  for (size_t i = 0; i < items->size(); ++i) {
-    Result<bool> is_dict = machine.to_slots((*items)[i], slots);
-    if (!is_dict) return is_dict.errors();
-    if (*is_dict) on_entry(i, slots);
-  }
-  return machine.to_json(*root, list_key);
+  return read_items(bytes, file, list_key, limits,
+                    [&](pickle_detail::Machine& machine, size_t i, uint32_t id) -> ItemErrors {
+                      Result<bool> is_dict = machine.to_slots(id, slots);
+                      if (!is_dict) return is_dict.errors();
+                      if (*is_dict) on_entry(i, slots);
+                      return std::nullopt;
+                    });
 }
 
 }  // namespace fleetsim::diagnose
