@@ -6,6 +6,7 @@
 // expansion of shared values are checked.
 #include "sim/diagnose/pickle_reader.h"
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
 
@@ -49,6 +50,14 @@ bool valid_utf8(std::string_view s) {
   }
   return true;
 }
+
+// find_pickle_op as a table by byte: the machine looks up every opcode it reads.
+constexpr std::array<const PickleOp*, 256> kOpByCode = [] {
+  std::array<const PickleOp*, 256> table{};
+  for (const PickleOp& op : kPickleOps)
+    if (!table[op.code]) table[op.code] = &op;
+  return table;
+}();
 
 }  // namespace
 
@@ -216,7 +225,7 @@ Result<uint32_t> Machine::run() {
       if (stack_.empty()) return *(fail(op_at_, "STOP with nothing on the stack"), error_);
       return stack_.back();
     }
-    const PickleOp* op = find_pickle_op(code);
+    const PickleOp* op = kOpByCode[code];
     if (!op) {
       fail(op_at_, hex_byte(code) + " is not a pickle opcode: not a pickle, or a damaged one");
     } else if (op->use == PickleOpUse::kRefusedCode) {
