@@ -17,6 +17,7 @@ void EntrySlots::clear() {
   for (size_t i = 0; i < kEntryKeyCount; ++i) {
     if (present[i]) value[i] = json();
     present[i] = false;
+    shared[i] = nullptr;
   }
 }
 

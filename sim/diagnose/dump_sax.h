@@ -29,12 +29,17 @@ inline constexpr std::array<std::string_view, kEntryKeyCount> kEntryKeyNames = {
 // The slot of an entry key, or kEntryKeyCount for a key nothing reads.
 EntryKey entry_key(std::string_view key);
 
-// One entry's values by key; `present` tells an absent key from a null one.
+// One entry's values by key; `present` tells an absent key from a null one. A value
+// many entries share (a pickle's frames lists of memoized frames) may be held once by
+// the reader and pointed at from `shared` instead of copied into `value`.
 struct EntrySlots {
   std::array<nlohmann::json, kEntryKeyCount> value;
   std::array<bool, kEntryKeyCount> present{};
+  std::array<const nlohmann::json*, kEntryKeyCount> shared{};  // outlives the whole read
 
-  const nlohmann::json* find(EntryKey k) const { return present[k] ? &value[k] : nullptr; }
+  const nlohmann::json* find(EntryKey k) const {
+    return present[k] ? (shared[k] ? shared[k] : &value[k]) : nullptr;
+  }
   void clear();
   // From an entry already parsed as a JSON object (the pickle path); its values are moved out.
   static void from_object(nlohmann::json&& object, EntrySlots& out);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fleetsim/status.h"
+#include "sim/diagnose/dump_sax.h"
 #include "sim/diagnose/pickle_reader.h"
 
 namespace fleetsim::diagnose::pickle_detail {
@@ -39,6 +41,15 @@ struct Node {
   std::vector<uint32_t> items;    // containers; a dict's are key, value, key, value ...
 };
 
+// A container on the path being walked (pickle_tree.cc).
+struct WalkFrame {
+  uint32_t node;
+  size_t next = 0;
+  nlohmann::json value;  // the copy being built, where it is
+  std::string key;       // a built dict's key whose value is being copied
+  bool build = false;
+};
+
 // "BINUNICODE (0x58)", or "0xff" for a byte that is no opcode.
 std::string op_label(uint8_t code);
 
@@ -50,11 +61,19 @@ class Machine {
   // Node `id` as JSON, leaving out the entry `omit_key` if `id` is a dict (pickle_tree.cc).
   // Every call spends from one expansion budget.
   Result<nlohmann::json> to_json(uint32_t id, std::string_view omit_key = {});
+  // Node `id`'s keys that name entry slots (dump_sax.h), their values built into
+  // `slots`; the rest of it is walked and checked as to_json would, but not built.
+  // True when `id` is a dict (a value of another kind is checked, its slots left empty).
+  Result<bool> to_slots(uint32_t id, EntrySlots& slots);
   // The items of the list or tuple at key `key` of dict `id`; nullopt if there is none.
   std::optional<std::vector<uint32_t>> list_at(uint32_t id, std::string_view key) const;
 
  private:
   void step(uint8_t code);  // pickle_steps.cc
+  bool walk(uint32_t root, std::string_view omit_key, nlohmann::json* out, EntrySlots* slots);  // pickle_tree.cc
+  bool take_key(WalkFrame& f, std::string_view omit_key);
+  EntryKey slot_of(uint32_t key);
+  nlohmann::json* slot_dest(EntryKey k, uint32_t value, EntrySlots& slots);
   bool step_scalar(uint8_t code, bool& handled);
   bool step_text(uint8_t code, bool& handled);
   bool step_container(uint8_t code, bool& handled);
@@ -86,9 +105,19 @@ class Machine {
   std::vector<Node> nodes_;
   std::vector<uint32_t> stack_;
   std::vector<size_t> marks_;  // stack heights at each open MARK
-  std::unordered_map<uint32_t, uint32_t> memo_;
+  static constexpr uint32_t kNoMemo = UINT32_MAX;  // no node has this index (max_values is lower)
+  std::vector<uint32_t> memo_dense_;               // node by memo id, kNoMemo where none
+  std::unordered_map<uint32_t, uint32_t> memo_;    // memo ids past the dense vector's reach
+  uint64_t memo_count_ = 0;                        // memo entries in both
   uint64_t spent_ = 0;            // expansion budget units spent by to_json
   std::vector<uint8_t> on_path_;  // to_json: the nodes on the path being copied
+  static constexpr uint8_t kUnknownSlot = 0xff;
+  std::vector<uint8_t> key_slot_;  // slot_of's answers by node, kUnknownSlot until asked
+  // Frames lists built for entries, by their items' nodes: entries listing the same
+  // frames share one copy (EntrySlots::shared), which lives as long as the machine.
+  static constexpr size_t kMaxSharedLists = 4096;
+  std::map<std::vector<uint32_t>, nlohmann::json> shared_lists_;
+  std::optional<uint32_t> frames_list_;  // the frames list being built into its slot
 };
 
 }  // namespace fleetsim::diagnose::pickle_detail

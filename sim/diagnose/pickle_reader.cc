@@ -6,6 +6,7 @@
 // expansion of shared values are checked.
 #include "sim/diagnose/pickle_reader.h"
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
 
@@ -49,6 +50,14 @@ bool valid_utf8(std::string_view s) {
   }
   return true;
 }
+
+// find_pickle_op as a table by byte: the machine looks up every opcode it reads.
+constexpr std::array<const PickleOp*, 256> kOpByCode = [] {
+  std::array<const PickleOp*, 256> table{};
+  for (const PickleOp& op : kPickleOps)
+    if (!table[op.code]) table[op.code] = &op;
+  return table;
+}();
 
 }  // namespace
 
@@ -176,19 +185,33 @@ bool Machine::fill(uint32_t target, size_t begin, const char* what) {
   return true;
 }
 
+// Memo ids as picklers write them count up from 0: those within reach of the
+// entries made so far go to a vector, indexed; the rest (sparse ids) to a hash map.
 bool Machine::memo_put(uint64_t id) {
   if (stack_.empty()) return fail(op_at_, "a memo put needs a value on the stack, there is none");
   if (id > UINT32_MAX) return fail(op_at_, "memo id " + std::to_string(id) + " is past 2^32-1");
-  const bool fresh = memo_.insert_or_assign(static_cast<uint32_t>(id), stack_.back()).second;
-  if (fresh && memo_.size() > limits_.max_memo)
+  bool fresh = false;
+  if (id < memo_dense_.size() || id <= 2 * memo_count_ + 1024) {
+    if (id >= memo_dense_.size()) memo_dense_.resize(id + 1, kNoMemo);
+    fresh = memo_dense_[id] == kNoMemo && (memo_.empty() || memo_.erase(static_cast<uint32_t>(id)) == 0);
+    memo_dense_[id] = stack_.back();
+  } else {
+    fresh = memo_.insert_or_assign(static_cast<uint32_t>(id), stack_.back()).second;
+  }
+  memo_count_ += fresh ? 1 : 0;
+  if (fresh && memo_count_ > limits_.max_memo)
     return fail(op_at_, "more than " + std::to_string(limits_.max_memo) + " memo entries: refused as too large");
   return true;
 }
 
 bool Machine::memo_get(uint64_t id) {
-  auto it = id <= UINT32_MAX ? memo_.find(static_cast<uint32_t>(id)) : memo_.end();
-  if (it == memo_.end()) return fail(op_at_, "memo id " + std::to_string(id) + " was never put");
-  stack_.push_back(it->second);
+  uint32_t node = id < memo_dense_.size() ? memo_dense_[id] : kNoMemo;
+  if (node == kNoMemo && id <= UINT32_MAX && !memo_.empty()) {
+    auto it = memo_.find(static_cast<uint32_t>(id));
+    if (it != memo_.end()) node = it->second;
+  }
+  if (node == kNoMemo) return fail(op_at_, "memo id " + std::to_string(id) + " was never put");
+  stack_.push_back(node);
   return true;
 }
 
@@ -202,7 +225,7 @@ Result<uint32_t> Machine::run() {
       if (stack_.empty()) return *(fail(op_at_, "STOP with nothing on the stack"), error_);
       return stack_.back();
     }
-    const PickleOp* op = find_pickle_op(code);
+    const PickleOp* op = kOpByCode[code];
     if (!op) {
       fail(op_at_, hex_byte(code) + " is not a pickle opcode: not a pickle, or a damaged one");
     } else if (op->use == PickleOpUse::kRefusedCode) {
@@ -232,20 +255,50 @@ Result<nlohmann::json> read_pickle(std::string_view bytes, const std::string& fi
   return machine.to_json(*root);
 }
 
-Result<nlohmann::json> read_pickle_streaming(std::string_view bytes, const std::string& file,
-                                             std::string_view list_key, const PickleItemSink& on_item,
-                                             const PickleLimits& limits) {
+namespace {
+
+using ItemErrors = std::optional<std::vector<Diagnostic>>;
+
+// Runs a pickle and, when it holds a dict whose `list_key` is a list, hands each item's
+// node to `each` (which answers its errors, if any), then the dict without that key.
+template <class Each>
+Result<nlohmann::json> read_items(std::string_view bytes, const std::string& file, std::string_view list_key,
+                                  const PickleLimits& limits, const Each& each) {
   pickle_detail::Machine machine(bytes, file, limits);
   Result<uint32_t> root = machine.run();
   if (!root) return root.errors();
   const std::optional<std::vector<uint32_t>> items = machine.list_at(*root, list_key);
   if (!items) return machine.to_json(*root);
-  for (size_t i = 0; i < items->size(); ++i) {
-    Result<nlohmann::json> item = machine.to_json((*items)[i]);
-    if (!item) return item.errors();
-    on_item(i, std::move(*item));
-  }
+  for (size_t i = 0; i < items->size(); ++i)
+    if (ItemErrors errors = each(machine, i, (*items)[i])) return *errors;
   return machine.to_json(*root, list_key);
+}
+
+}  // namespace
+
+Result<nlohmann::json> read_pickle_streaming(std::string_view bytes, const std::string& file,
+                                             std::string_view list_key, const PickleItemSink& on_item,
+                                             const PickleLimits& limits) {
+  return read_items(bytes, file, list_key, limits,
+                    [&](pickle_detail::Machine& machine, size_t i, uint32_t id) -> ItemErrors {
+                      Result<nlohmann::json> item = machine.to_json(id);
+                      if (!item) return item.errors();
+                      on_item(i, std::move(*item));
+                      return std::nullopt;
+                    });
+}
+
+Result<nlohmann::json> read_pickle_entries(std::string_view bytes, const std::string& file,
+                                           std::string_view list_key, const PickleEntrySink& on_entry,
+                                           const PickleLimits& limits) {
+  EntrySlots slots;
+  return read_items(bytes, file, list_key, limits,
+                    [&](pickle_detail::Machine& machine, size_t i, uint32_t id) -> ItemErrors {
+                      Result<bool> is_dict = machine.to_slots(id, slots);
+                      if (!is_dict) return is_dict.errors();
+                      if (*is_dict) on_entry(i, slots);
+                      return std::nullopt;
+                    });
 }
 
 }  // namespace fleetsim::diagnose

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fleetsim/status.h"
+#include "sim/diagnose/dump_sax.h"
 
 namespace fleetsim::diagnose {
 
@@ -44,5 +45,14 @@ using PickleItemSink = std::function<void(size_t index, nlohmann::json&& item)>;
 Result<nlohmann::json> read_pickle_streaming(std::string_view bytes, const std::string& file,
                                              std::string_view list_key, const PickleItemSink& on_item,
                                              const PickleLimits& limits = {});
+
+// As read_pickle_streaming, but each item that is a dict goes to `on_entry` as the
+// slots of the keys an entry is read by (dump_sax.h), filled straight from the pickle's
+// values: no tree is built for an item, only for the values of those keys. Items of
+// other kinds are checked and dropped. Same bounds, same errors, in the same order.
+using PickleEntrySink = std::function<void(size_t index, const EntrySlots& slots)>;
+Result<nlohmann::json> read_pickle_entries(std::string_view bytes, const std::string& file,
+                                           std::string_view list_key, const PickleEntrySink& on_entry,
+                                           const PickleLimits& limits = {});
 
 }  // namespace fleetsim::diagnose

@@ -202,7 +202,7 @@ bool Machine::step_memo(uint8_t code, bool& handled) {
   switch (code) {
     case 'q': return need(1, "BINPUT") && memo_put(take_le(1));
     case 'r': return need(4, "LONG_BINPUT") && memo_put(take_le(4));
-    case 0x94: return memo_put(memo_.size());
+    case 0x94: return memo_put(memo_count_);
     case 'h': return need(1, "BINGET") && memo_get(take_le(1));
     case 'j': return need(4, "LONG_BINGET") && memo_get(take_le(4));
     default: handled = false; return true;

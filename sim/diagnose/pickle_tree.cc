@@ -1,8 +1,11 @@
 // Copies a value of the node arena out into a JSON tree, iteratively (an explicit
-// path, no recursion): the value a pickle holds, or one item of its biggest list. A container that holds
-// itself, a path deeper than the depth bound, or shared memo references that
-// would expand past the budget are refused at the byte that made the node.
+// path, no recursion): the value a pickle holds, or one item of its biggest list; or
+// fills an entry's slots straight from the arena, building only the values of the
+// keys read. A container that holds itself, a path deeper than the depth bound, or
+// shared memo references that would expand past the budget are refused at the byte
+// that made the node, whether the value is built or only walked.
 #include <algorithm>
+#include <map>
 
 #include "sim/diagnose/pickle_machine.h"
 
@@ -33,12 +36,6 @@ uint64_t cost_of(const Node& n) {
   return kValueCost;
 }
 
-struct Frame {
-  uint32_t node;
-  size_t next = 0;
-  json value;
-  std::string key;  // a dict's key whose value is being copied
-};
 
 }  // namespace
 
@@ -57,67 +54,140 @@ std::optional<std::vector<uint32_t>> Machine::list_at(uint32_t id, std::string_v
 }
 
 Result<json> Machine::to_json(uint32_t root, std::string_view omit_key) {
+  json result;
+  if (!walk(root, omit_key, &result, nullptr)) return *error_;
+  return result;
+}
+
+Result<bool> Machine::to_slots(uint32_t root, EntrySlots& slots) {
+  slots.clear();
+  frames_list_.reset();
+  if (!walk(root, {}, nullptr, &slots)) return *error_;
+  // A frames list built this time: kept (up to a bound) for the entries that list the same frames.
+  if (frames_list_ && slots.present[kKeyFrames] && !slots.shared[kKeyFrames] &&
+      shared_lists_.size() < kMaxSharedLists) {
+    auto it = shared_lists_.emplace(nodes_[*frames_list_].items, std::move(slots.value[kKeyFrames])).first;
+    slots.shared[kKeyFrames] = &it->second;
+  }
+  return nodes_[root].kind == Kind::kDict;
+}
+
+// Where the value of slot `k` (node `value`) goes: a frames list whose items (memoized
+// frame dicts, as PyTorch writes them) were built before points at that copy and is
+// only walked; other values are built into the slot.
+json* Machine::slot_dest(EntryKey k, uint32_t value, EntrySlots& slots) {
+  slots.present[k] = true;
+  slots.shared[k] = nullptr;
+  if (k != kKeyFrames) return &slots.value[k];
+  const Node& n = nodes_[value];
+  frames_list_.reset();
+  if (n.kind != Kind::kList && n.kind != Kind::kTuple) return &slots.value[k];
+  if (auto it = shared_lists_.find(n.items); it != shared_lists_.end()) {
+    slots.shared[k] = &it->second;
+    return nullptr;
+  }
+  frames_list_ = value;
+  return &slots.value[k];
+}
+
+// The slot a dict key node names (kEntryKeyCount for none), looked up once per node:
+// a memoized key is one node, so its every use after the first costs an index.
+EntryKey Machine::slot_of(uint32_t key) {
+  if (key_slot_.size() < nodes_.size()) key_slot_.resize(nodes_.size(), kUnknownSlot);
+  if (key_slot_[key] == kUnknownSlot) {
+    const json& v = nodes_[key].scalar;
+    key_slot_[key] = nodes_[key].kind == Kind::kScalar && v.is_string() ? entry_key(v.get_ref<const std::string&>())
+                                                                        : kEntryKeyCount;
+  }
+  return static_cast<EntryKey>(key_slot_[key]);
+}
+
+// The one walk behind to_json and to_slots: every node under `root` is visited, spent
+// from the budget and checked (cycles, depth, dict keys) in the same order either way.
+// With `out`, the whole value is built there. With `slots`, `root` (an entry dict) is
+// not built: the value of each key that names a slot is built into that slot, the
+// rest only checked.
+bool Machine::walk(uint32_t root, std::string_view omit_key, json* out, EntrySlots* slots) {
   const uint64_t budget = std::min<uint64_t>(UINT64_MAX / 2, limits_.expand_factor * bytes_.size()) + kExpandSlack;
   uint64_t& spent = spent_;
   on_path_.resize(nodes_.size(), 0);
   std::vector<uint8_t>& on_path = on_path_;
-  std::vector<Frame> path;
-  json result;
+  std::vector<WalkFrame> path;
+  json* dest = nullptr;  // with `slots`: where the value being visited goes (nullptr: checked only)
   auto emit = [&](json v) {
     if (path.empty()) {
-      result = std::move(v);
+      if (out) *out = std::move(v);
       return;
     }
-    Frame& parent = path.back();
-    if (parent.value.is_object()) parent.value[parent.key] = std::move(v);
-    else parent.value.push_back(std::move(v));
+    WalkFrame& parent = path.back();
+    if (!parent.build) {
+      if (dest) *dest = std::move(v);
+    } else if (parent.value.is_object()) {
+      parent.value[parent.key] = std::move(v);
+    } else {
+      parent.value.push_back(std::move(v));
+    }
   };
-  // Starts copying node `id` into the frame on top of the path.
+  // Starts copying (or checking) node `id` into the frame on top of the path.
   auto visit = [&](uint32_t id) {
     const Node& n = nodes_[id];
     spent += cost_of(n);
     if (spent > budget)
       return fail(n.at, "the values shared through the memo expand past " + std::to_string(limits_.expand_factor) +
                             " times the file's size: refused as too large");
+    const bool build = path.empty() ? out != nullptr : path.back().build || dest != nullptr;
     if (n.kind == Kind::kScalar) {
-      emit(n.scalar);
+      if (build) emit(n.scalar);
       return true;
     }
     if (on_path[id]) return fail(n.at, "a " + std::string(kind_name(n.kind)) + " that holds itself: refused");
     if (path.size() >= limits_.max_depth)
       return fail(n.at, "containers nested deeper than " + std::to_string(limits_.max_depth) + ": refused");
     on_path[id] = 1;
-    path.push_back({id, 0, n.kind == Kind::kDict ? json::object() : json::array(), {}});
+    path.push_back({id, 0, build ? (n.kind == Kind::kDict ? json::object() : json::array()) : json(), {}, build});
     return true;
   };
-  if (!visit(root)) return *error_;
+  if (!visit(root)) return false;
   while (!path.empty()) {
-    Frame& f = path.back();
+    WalkFrame& f = path.back();
     const Node& n = nodes_[f.node];
     if (f.next >= n.items.size()) {
       json done = std::move(f.value);
+      const bool built = f.build;
       on_path[f.node] = 0;
       path.pop_back();
-      emit(std::move(done));
+      if (built) emit(std::move(done));
       continue;
     }
-    if (n.kind == Kind::kDict) {
-      const Node& key = nodes_[n.items[f.next]];
-      std::optional<std::string> text = key_text(key);
-      if (!text)
-        return *(fail(key.at, std::string("a dict key must be a string or a number, got a ") +
-                                  (key.scalar.is_binary() ? "bytes" : kind_name(key.kind))),
-                 error_);
-      ++f.next;
-      if (path.size() == 1 && !omit_key.empty() && *text == omit_key) {
-        ++f.next;  // its value is handed out elsewhere
-        continue;
-      }
-      f.key = std::move(*text);
+    if (n.kind == Kind::kDict && !take_key(f, path.size() == 1 ? omit_key : std::string_view{})) {
+      if (error_) return false;
+      continue;  // the omitted key: its value is handed out elsewhere
     }
-    if (!visit(n.items[f.next++])) return *error_;
+    if (slots && path.size() == 1 && n.kind == Kind::kDict) {
+      const EntryKey k = slot_of(n.items[f.next - 1]);
+      dest = k == kEntryKeyCount ? nullptr : slot_dest(k, n.items[f.next], *slots);
+    }
+    if (!visit(n.items[f.next++])) return false;
   }
-  return result;
+  return true;
+}
+
+// Steps frame `f` (a dict) past its next key, checking it is one a dict may have and
+// keeping its text where the dict is built; false (with no error) for `omit_key`.
+bool Machine::take_key(WalkFrame& f, std::string_view omit_key) {
+  const uint32_t id = nodes_[f.node].items[f.next];
+  const Node& key = nodes_[id];
+  ++f.next;
+  const bool is_string = key.kind == Kind::kScalar && key.scalar.is_string();
+  if (!is_string && !key_text(key))
+    return fail(key.at, std::string("a dict key must be a string or a number, got a ") +
+                            (key.scalar.is_binary() ? "bytes" : kind_name(key.kind)));
+  if (!omit_key.empty() && is_string && key.scalar.get_ref<const std::string&>() == omit_key) {
+    ++f.next;
+    return false;
+  }
+  if (f.build) f.key = *key_text(key);
+  return true;
 }
 
 }  // namespace fleetsim::diagnose::pickle_detail

@@ -100,6 +100,9 @@ struct DumpReader {
   const std::string* text;
   const std::string& file;
   std::optional<Diagnostic> error;
+  // What read_frames took from the last frames list that entries share (EntrySlots::shared).
+  const json* frames_read = nullptr;
+  FrEntry from_frames;
 
   void fail(const JsonPath& path, const std::string& message) {
     if (error) return;
@@ -329,7 +332,20 @@ FrEntry parse_entry(const EntrySlots& e, DumpReader& rd, const JsonPath& at) {
   out.state = slot_string(e, kKeyState);
   out.retired = slot_bool(e, kKeyRetired);
   out.timeout_ms = field_int(kKeyTimeoutMs, 0);
-  read_frames(e.find(kKeyFrames), out);
+  const json* frames = e.find(kKeyFrames);
+  if (!frames || frames != e.shared[kKeyFrames]) {
+    read_frames(frames, out);
+    return out;
+  }
+  if (frames != rd.frames_read) {  // a shared list: read once while entries repeat it
+    rd.from_frames = FrEntry{};
+    read_frames(frames, rd.from_frames);
+    rd.frames_read = frames;
+  }
+  out.op_name = rd.from_frames.op_name;
+  out.site = rd.from_frames.site;
+  out.when = rd.from_frames.when;
+  out.step = rd.from_frames.step;
   return out;
 }
 
@@ -458,7 +474,7 @@ Result<FrDump> read_fr_tree(const json& root, const std::string* text, const std
   }
   FrDump dump;
   dump.file = file;
-  DumpReader rd{text, file, std::nullopt};
+  DumpReader rd{text, file, std::nullopt, nullptr, {}};
   if (!root.contains("rank") && fallback_rank < 0)
     return file_error(file, "no 'rank' key, and no rank number at the end of the file name: whose dump is it?");
   const int64_t rank = rd.field(root, "rank", fallback_rank, {});
@@ -490,12 +506,9 @@ Result<FrDump> parse_fr_dump(const std::string& text, const std::string& file, i
   if (looks_like_pickle(text)) {
     // Entries one at a time: the dump's largest part never sits in memory as a tree.
     std::vector<FrEntry> entries;
-    DumpReader rd{nullptr, file, std::nullopt};
-    EntrySlots slots;
-    Result<json> rest = read_pickle_streaming(text, file, "entries", [&](size_t i, json&& e) {
-      if (!e.is_object()) return;
-      EntrySlots::from_object(std::move(e), slots);
-      entries.push_back(parse_entry(slots, rd, {{"entries", 0}, {"", i}}));
+    DumpReader rd{nullptr, file, std::nullopt, nullptr, {}};
+    Result<json> rest = read_pickle_entries(text, file, "entries", [&](size_t i, const EntrySlots& e) {
+      entries.push_back(parse_entry(e, rd, {{"entries", 0}, {"", i}}));
     });
     if (!rest) return rest.errors();
     if (rd.error) return *rd.error;
@@ -504,7 +517,7 @@ Result<FrDump> parse_fr_dump(const std::string& text, const std::string& file, i
   // A SAX pass (dump_sax.h): each object of the top-level `entries` list is read
   // into an FrEntry from its slots, never built as a tree.
   std::vector<FrEntry> entries;
-  DumpReader rd{&text, file, std::nullopt};
+  DumpReader rd{&text, file, std::nullopt, nullptr, {}};
   DumpSax sax([&](size_t i, const EntrySlots& e) { entries.push_back(parse_entry(e, rd, {{"entries", 0}, {"", i}})); },
               [&] { entries.clear(); });
   Result<json> parsed = parse_json_with(text, file, [&] {

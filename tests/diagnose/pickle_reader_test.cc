@@ -4,6 +4,7 @@
 // Python's pickle writes at protocols 2 to 5 (tests/fixtures/pickle/, make_pickles.py).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -193,6 +194,19 @@ TEST(PickleReader, BoundsOnValuesAndMemo) {
   EXPECT_EQ(read(pk("Nq\x00q\x01q\x00q\x02"s), small), "ERROR p.pkl: error: byte 9: more than 2 memo entries: refused as too large");
 }
 
+// Memo ids far ahead of those put so far live apart from the dense ones until the dense
+// ones reach them: a value put there is still found, and putting it again is no new entry.
+TEST(PickleReader, SparseMemoIdsMeetTheDenseOnes) {
+  std::string body = "](K\x07r" + u32(5000);
+  for (uint32_t i = 0; i < 2000; ++i) body += "Nr" + u32(i) + "0";
+  body += "Nr" + u32(5001) + "0" + "j" + u32(5000) + "K\x08r" + u32(5000) + "j" + u32(5000) + "e";
+  PickleLimits limits;
+  limits.max_memo = 2002;
+  EXPECT_EQ(read(pk(body), limits), "[7,7,8,8]");
+  limits.max_memo = 2001;
+  EXPECT_NE(read(pk(body), limits).find("more than 2001 memo entries"), std::string::npos);
+}
+
 // The items of a dict's list handed out one at a time, the dict returned without it.
 TEST(PickleReader, StreamingHandsOutAListsItemsOneByOne) {
   const std::string dump = pk("}(" + str("version", 0) + str("2.10", 1) + str("entries", 2) + "](K\x01}(h\x01K\x02ue" + "u");
@@ -214,6 +228,61 @@ TEST(PickleReader, StreamingHandsOutAListsItemsOneByOne) {
                                               "entries", sink);
   ASSERT_FALSE(cyclic.ok());
   EXPECT_EQ(cyclic.errors().front().to_string(), "p.pkl: error: byte 18: a list that holds itself: refused");
+}
+
+// An entry list read into slots: each dict's read keys hold what the tree would (the last
+// of a repeated key), other items and keys are dropped, and an item past the bounds (even
+// in a key nothing reads) is the same located error as when it is copied out whole.
+TEST(PickleReader, EntriesFillTheSlotsTheTreeWould) {
+  const std::string frame = "}q\x03(" + str("name", 4) + str("all_reduce", 5) + "u";
+  const std::string entry = "}(" + str("state", 6) + str("scheduled", 7) + str("frames", 8) + "](" + frame + "h\x03" "e" +
+                            str("thread_name", 9) + "](K\x01]K\x02" "ae" + "h\x06" + str("completed", 10) +
+                            "K\x07K\x08" + str("input_sizes", 11) + "](]M\x01\x10" "ae" + "u";
+  const std::string again = "}(h\x08](h\x03h\x03" "eu";  // the same frames, shared
+  const std::string dump = pk("}(" + str("version", 0) + str("2.10", 1) + str("entries", 2) + "](K\x01" + entry + again + "e" + "u");
+  auto from_tree = [](const std::string& bytes) {
+    std::vector<std::string> got;
+    auto sink = [&](size_t i, json&& v) {
+      if (!v.is_object()) return;
+      EntrySlots slots;
+      EntrySlots::from_object(std::move(v), slots);
+      for (size_t k = 0; k < kEntryKeyCount; ++k)
+        if (slots.present[k]) got.push_back(std::to_string(i) + "." + std::string(kEntryKeyNames[k]) + "=" + slots.value[k].dump());
+    };
+    Result<json> rest = read_pickle_streaming(bytes, "p.pkl", "entries", sink);
+    got.push_back(rest ? rest->dump() : "ERROR " + rest.errors().front().to_string());
+    return got;
+  };
+  auto from_slots = [](const std::string& bytes) {
+    std::vector<std::string> got;
+    auto sink = [&](size_t i, const EntrySlots& slots) {
+      for (size_t k = 0; k < kEntryKeyCount; ++k)
+        if (const json* v = slots.find(static_cast<EntryKey>(k)))
+          got.push_back(std::to_string(i) + "." + std::string(kEntryKeyNames[k]) + "=" + v->dump());
+    };
+    Result<json> rest = read_pickle_entries(bytes, "p.pkl", "entries", sink);
+    got.push_back(rest ? rest->dump() : "ERROR " + rest.errors().front().to_string());
+    return got;
+  };
+  const std::vector<std::string> want{"1.state=\"completed\"", "1.input_sizes=[[4097]]",
+                                      "1.frames=[{\"name\":\"all_reduce\"},{\"name\":\"all_reduce\"}]",
+                                      "2.frames=[{\"name\":\"all_reduce\"},{\"name\":\"all_reduce\"}]",
+                                      "{\"version\":\"2.10\"}"};
+  std::vector<std::string> got = from_slots(dump);
+  std::vector<std::string> tree = from_tree(dump);
+  std::sort(got.begin(), got.end());
+  std::sort(tree.begin(), tree.end());
+  std::vector<std::string> sorted_want = want;
+  std::sort(sorted_want.begin(), sorted_want.end());
+  EXPECT_EQ(got, sorted_want);
+  EXPECT_EQ(tree, sorted_want);
+  // A list holding itself under a key nothing reads, and a dict keyed by a list.
+  const std::string cyclic = pk("}(" + str("entries", 0) + "](}(" + str("op_id", 1) + "]q\x02h\x02" "a" + "ue" + "u");
+  const std::string bad_key = pk("}(" + str("entries", 0) + "](}(" + str("op_id", 1) + "}(]K\x01uue" + "u");
+  for (const std::string& bytes : {cyclic, bad_key}) {
+    EXPECT_EQ(from_slots(bytes), from_tree(bytes));
+    EXPECT_EQ(from_slots(bytes).back().rfind("ERROR p.pkl: error: byte ", 0), 0u) << from_slots(bytes).back();
+  }
 }
 
 // Python's pickle at protocols 2 to 5 (make_pickles.py wrote the file and, from the
