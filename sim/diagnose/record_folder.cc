@@ -302,8 +302,10 @@ std::optional<Diagnostic> read_dumps(const fs::path& dir, Record& rec, int threa
   };
   const size_t workers = std::min<size_t>(n, static_cast<size_t>(std::max(threads, 1)));
   std::vector<std::thread> pool;
-  for (size_t w = 1; w < workers; ++w) pool.emplace_back(work);
-  if (workers <= 1) work();  // one thread: this one parses, then files below
+  // Several workers: each parses on its own thread, and this one only files the results
+  // (cheap next to a parse), so every core parses. One: this thread parses, then files below.
+  for (size_t w = 0; workers > 1 && w < workers; ++w) pool.emplace_back(work);
+  if (workers <= 1) work();
   std::optional<Diagnostic> err;
   const FrDump* first = nullptr;
   ProgressMeter meter("diagnose", "dumps", static_cast<int64_t>(n));
