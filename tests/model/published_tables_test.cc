@@ -109,6 +109,13 @@ const Case kCases[] = {
      "plugin: the table takes 1.3-2.0x the model's time from 64 KiB and plateaus at 36.7 GB/s at 1 GiB against the "
      "model's 47.9 (48 GB/s per NIC); its in-place column reaches 45.1 GB/s, 23% faster than out-of-place at 1 GiB",
      "2.30", 1},
+    {"h100_1x8_reduce_scatter_together_nccl2.26.2.txt", "dgx-h100", 1, Coll::kReduceScatter,
+     "-g 8: a flat 34.4-36.6 us from 128 B to 256 KiB, the -g 8 all-reduce tables' floor (33 us) though a ring "
+     "reduce-scatter has half the steps; the model's Ring/LL is 23.4 us, so 64 KiB - 1 MiB are 50-64% fast. From 32 MiB "
+     "within 0.7-3.9%; 8-16 MiB 10-14% slow (Ring/LL128 where the table is faster)"},
+    {"h100_1x8_all_gather_together_nccl2.26.2.txt", "dgx-h100", 1, Coll::kAllGather,
+     "-g 8, same run and node as the reduce-scatter: flat 34.3-36.4 us from 128 B to 256 KiB against the model's "
+     "23.4 us (64 KiB - 1 MiB 48-72% fast); from 32 MiB within 0-5.9%; 8-16 MiB 14-20% slow (Ring/LL128)"},
 };
 
 struct Errors {
