@@ -120,6 +120,10 @@ const Case kCases[] = {
      "rows from 32 MiB only: the table's busbw climbs from 235 GB/s at 32 MiB to 348 at 16 GiB (303 at 512 MiB, below "
      "256 MiB's 310) where the model's P2P/Simple goes from 315 to 360; 34% fast at 32 MiB, 9% at 1 GiB, 3.4% at "
      "16 GiB. The gap grows with size (32 us at 32 MiB, 1.4 ms at 16 GiB), so it is no per-call cost"},
+    {"h100_4x8_broadcast_nccl2.24.3.txt", "dgx-h100", 4, Coll::kBroadcast,
+     "the reduce table's cluster and profile: a ring chain of 31 hops timed with nRanks-hop latency is 54-70% slow at "
+     "64-128 KiB (29-48 us measured, 98-104 modelled) and 29-60% fast from 8 MiB; the chain plateaus at 286 GB/s "
+     "(201.6 at 512 MiB, below 256 MiB's 230) against the model's 376 (8 x 48 GB/s NICs)"},
 };
 
 struct Errors {
