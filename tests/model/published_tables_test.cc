@@ -125,6 +125,7 @@ const Case kCases[] = {
      "64-128 KiB (29-48 us measured, 98-104 modelled) and 29-60% fast from 8 MiB; the chain plateaus at 286 GB/s "
      "(201.6 at 512 MiB, below 256 MiB's 230) against the model's 376 (8 x 48 GB/s NICs)"},
     {"h100_1x8_reduce_scatter_xxrjun_nccl2.28.7.txt", "dgx-h100", 1, Coll::kReduceScatter, nullptr},
+    {"h100_1x8_all_gather_xxrjun_nccl2.28.7.txt", "dgx-h100", 1, Coll::kAllGather, nullptr},
 };
 
 struct Errors {
