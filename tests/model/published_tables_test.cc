@@ -109,6 +109,23 @@ const Case kCases[] = {
      "plugin: the table takes 1.3-2.0x the model's time from 64 KiB and plateaus at 36.7 GB/s at 1 GiB against the "
      "model's 47.9 (48 GB/s per NIC); its in-place column reaches 45.1 GB/s, 23% faster than out-of-place at 1 GiB",
      "2.30", 1},
+    {"h100_1x8_reduce_scatter_together_nccl2.26.2.txt", "dgx-h100", 1, Coll::kReduceScatter,
+     "-g 8: a flat 34.4-36.6 us from 128 B to 256 KiB, the -g 8 all-reduce tables' floor (33 us) though a ring "
+     "reduce-scatter has half the steps; the model's Ring/LL is 23.4 us, so 64 KiB - 1 MiB are 50-64% fast. From 32 MiB "
+     "within 0.7-3.9%; 8-16 MiB 10-14% slow (Ring/LL128 where the table is faster)"},
+    {"h100_1x8_all_gather_together_nccl2.26.2.txt", "dgx-h100", 1, Coll::kAllGather,
+     "-g 8, same run and node as the reduce-scatter: flat 34.3-36.4 us from 128 B to 256 KiB against the model's "
+     "23.4 us (64 KiB - 1 MiB 48-72% fast); from 32 MiB within 0-5.9%; 8-16 MiB 14-20% slow (Ring/LL128)"},
+    {"h100_1x8_alltoall_xxrjun_nccl2.28.7.txt", "dgx-h100", 1, Coll::kAllToAll,
+     "rows from 32 MiB only: the table's busbw climbs from 235 GB/s at 32 MiB to 348 at 16 GiB (303 at 512 MiB, below "
+     "256 MiB's 310) where the model's P2P/Simple goes from 315 to 360; 34% fast at 32 MiB, 9% at 1 GiB, 3.4% at "
+     "16 GiB. The gap grows with size (32 us at 32 MiB, 1.4 ms at 16 GiB), so it is no per-call cost"},
+    {"h100_4x8_broadcast_nccl2.24.3.txt", "dgx-h100", 4, Coll::kBroadcast,
+     "the reduce table's cluster and profile: a ring chain of 31 hops timed with nRanks-hop latency is 54-70% slow at "
+     "64-128 KiB (29-48 us measured, 98-104 modelled) and 29-60% fast from 8 MiB; the chain plateaus at 286 GB/s "
+     "(201.6 at 512 MiB, below 256 MiB's 230) against the model's 376 (8 x 48 GB/s NICs)"},
+    {"h100_1x8_reduce_scatter_xxrjun_nccl2.28.7.txt", "dgx-h100", 1, Coll::kReduceScatter, nullptr},
+    {"h100_1x8_all_gather_xxrjun_nccl2.28.7.txt", "dgx-h100", 1, Coll::kAllGather, nullptr},
 };
 
 struct Errors {
