@@ -165,7 +165,7 @@ Result<LogCalibrateResult> calibrate_from_nccl_tests(const LogCalibrateSpec& spe
     r.options.gpus_per_thread = std::max(r.options.gpus_per_thread, t.gpus_per_thread);
   if (r.options.gpus_per_thread > 1)
     r.notes.push_back("the logs ran " + std::to_string(r.options.gpus_per_thread) +
-                      " GPUs per thread (nGpus): the model adds their serial kernel launches to every call");
+                      " GPUs per thread (nGpus): the model times every call with their serial kernel launches and host floor");
   if (!nccl::constants_for_version(r.options.version))
     return error("--nccl-version", 0, std::string("expected ") + nccl::kSupportedVersions);
   std::vector<CalibrationSample> all;
