@@ -160,6 +160,12 @@ Result<LogCalibrateResult> calibrate_from_nccl_tests(const LogCalibrateSpec& spe
   r.fabric = *fabric;
   r.options.version = !spec.nccl_version.empty() ? spec.nccl_version : constants_version_for(r.measured_version);
   if (r.options.version.empty()) r.options.version = NcclOptions{}.version;
+  // A table run with -g N (one thread driving N GPUs) pays N - 1 serial launches per call.
+  for (const NcclTestsTable& t : r.tables)
+    r.options.gpus_per_thread = std::max(r.options.gpus_per_thread, t.gpus_per_thread);
+  if (r.options.gpus_per_thread > 1)
+    r.notes.push_back("the logs ran " + std::to_string(r.options.gpus_per_thread) +
+                      " GPUs per thread (nGpus): the model times every call with their serial kernel launches and host floor");
   if (!nccl::constants_for_version(r.options.version))
     return error("--nccl-version", 0, std::string("expected ") + nccl::kSupportedVersions);
   std::vector<CalibrationSample> all;

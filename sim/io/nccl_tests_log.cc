@@ -261,7 +261,16 @@ std::optional<Diagnostic> Parser::comment(const std::vector<Tok>& t, std::string
     cur_.gpu.clear();
     cur_.mixed_gpus = false;
     cur_.ranks = cur_.ranks_listed = 0;
+    cur_.gpus_per_thread = 1;
     ranks_.clear();
+    for (size_t i = 1; i + 1 < w.size(); ++i) {
+      if (w[i].text != "nGpus") continue;
+      const auto g = to_int(w[i + 1].text);
+      if (!g || *g < 1 || *g > 1024)
+        return error(number, w[i + 1].col, "expected the GPUs per thread after 'nGpus' (1 to 1024), got '" +
+                                               std::string(w[i + 1].text) + "'");
+      cur_.gpus_per_thread = static_cast<int>(*g);
+    }
     return std::nullopt;
   }
   if (w[0].text == "Rank" && !open_) {

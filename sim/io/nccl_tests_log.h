@@ -42,6 +42,7 @@ struct NcclTestsTable {
   std::vector<std::string> hosts;  // distinct hosts of those lines, in order of appearance
   std::string gpu;              // the device name of the first rank ("NVIDIA H100 80GB HBM3")
   bool mixed_gpus = false;      // ranks name different devices
+  int gpus_per_thread = 1;      // `nGpus` of the `# nThread T nGpus G` line: GPUs one host thread drives (-g)
   std::string nccl_version;     // "2.6.4" from `NCCL version 2.6.4+cuda10.2` or nccl-tests' version line
   std::vector<std::string> columns;  // the column header's names ("size", "count", ..., "#wrong")
   std::vector<NcclTestsRow> rows;

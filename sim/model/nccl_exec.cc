@@ -1,8 +1,8 @@
 // Execution timing of NCCL's chosen (algorithm, protocol): channel reduction
 // for small messages, the NVLS chunk schedule with its per-step sync and
-// pipeline fill, and serial host launches. Facts from NCCL 2.30.7's enqueue.cc
-// and device code as documented in docs/collectives.md ("Execution timing");
-// no NCCL code.
+// pipeline fill, serial host launches and the host floor of a -g N call.
+// Facts from NCCL 2.30.7's enqueue.cc and device code as documented in
+// docs/collectives.md ("Execution timing"); no NCCL code.
 #include "sim/model/nccl_exec.h"
 
 #include <algorithm>
@@ -114,13 +114,15 @@ double exec_time_us(const Table& t, const Fabric& f, const Graphs& g, const Cons
   if (!parts.ok) return -1.0;
   const int a = static_cast<int>(algo), p = static_cast<int>(proto);
   const double launch = x.launch_us_per_gpu * std::max(0, gpus_per_thread - 1);
-  if (a == kNvls || a == kNvlsTree) return launch + nvls_time_us(parts, f, g, c, x, coll, a, bytes, s);
+  const double floor = gpus_per_thread > 1 ? x.call_floor_us_per_gpu * gpus_per_thread : 0.0;
+  if (a == kNvls || a == kNvlsTree)
+    return std::max(floor, launch + nvls_time_us(parts, f, g, c, x, coll, a, bytes, s));
   const int nch = std::max(1, graph_for(g, a).channels);
   int used = channels_used(x, nch, a, p, bytes, s.ranks);
   if (a == kRing && c.ring_min_chunk) used = ring_active_channels(x, used, p, coll, bytes, s.ranks);
   // Each channel keeps its own rate; an absolute cap (llMaxBws) still bounds the sum.
   const double bw = std::min(parts.bw_GBps, parts.bw_raw_GBps * used / nch);
-  return launch + parts.lat_us + static_cast<double>(bytes) / (1000.0 * bw);
+  return std::max(floor, launch + parts.lat_us + static_cast<double>(bytes) / (1000.0 * bw));
 }
 
 }  // namespace fleetsim::nccl

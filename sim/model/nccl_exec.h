@@ -44,6 +44,10 @@ struct ExecTerms {
   // before the last one started: (N-1) * this, added to the time (fitted on
   // the 8x H100 -g 8 table's small sizes; holds out the 8x A100 -g 8 table).
   double launch_us_per_gpu = 1.25;
+  // Host floor of a call: nccl-tests launches its iterations back to back, so
+  // one thread driving N GPUs completes at most one call per N x this (the
+  // host's group launch of N kernels); the GPUs' work overlaps it.
+  double call_floor_us_per_gpu = 4.15;
 };
 
 // The terms for a fabric's system: one set per GPU generation (Hopper's are

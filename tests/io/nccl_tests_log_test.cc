@@ -50,6 +50,7 @@ TEST(NcclTestsLog, DgxH100OneNodeAllReduce) {
   EXPECT_EQ(t[0].nodes(), 1);
   EXPECT_EQ(t[0].gpu, "NVIDIA H100 80GB HBM3");
   EXPECT_FALSE(t[0].mixed_gpus);
+  EXPECT_EQ(t[0].gpus_per_thread, 1);  // nGpus 1: one process per GPU
   EXPECT_EQ(t[0].nccl_version, "");
   EXPECT_EQ(t[0].line, 14);
   ASSERT_EQ(t[0].rows.size(), 32u);
@@ -119,6 +120,7 @@ TEST(NcclTestsLog, DgxTwoLegacyFiveOps) {
     EXPECT_EQ(t[i].ranks, 12);
     EXPECT_EQ(t[i].nodes(), 1);
     EXPECT_EQ(t[i].gpu, "Tesla V100-SXM3-32GB");
+    EXPECT_EQ(t[i].gpus_per_thread, 12) << i;  // "nThread 1 nGpus 12": one thread drives all 12
     EXPECT_EQ(t[i].rows.size(), 31u) << i;
   }
   EXPECT_EQ(t[0].columns.size(), 11u);
@@ -127,6 +129,17 @@ TEST(NcclTestsLog, DgxTwoLegacyFiveOps) {
   EXPECT_EQ(t[2].columns[3], "root");
   EXPECT_DOUBLE_EQ(t[3].rows[0].time_us, 58.15);
   EXPECT_DOUBLE_EQ(t[4].rows.back().busbw_GBps, 64.16);
+}
+
+// `nGpus` must be a positive count; the error points at the value.
+TEST(NcclTestsLog, BadGpusPerThreadIsLocated) {
+  const std::string log = slurp("dgx-h100-1node-all_reduce.log");
+  for (const char* v : {"0", "x", "-3"}) {
+    const Diagnostic d = bad(edit(log, "nGpus 1 ", std::string("nGpus ") + v + " "));
+    EXPECT_EQ(d.loc.line, 1) << v;
+    EXPECT_EQ(d.loc.col, 19) << v;
+    EXPECT_NE(d.message.find("after 'nGpus'"), std::string::npos) << d.message;
+  }
 }
 
 // With no name in the file or its name, the layout and busbw/algbw decide.

@@ -60,6 +60,14 @@ TEST(NcclExec, TermsMoveTheTime) {
   ASSERT_EQ(set_fabric_field(&slow_base, "launch_per_gpu", "2"), "");
   EXPECT_NEAR(estimate(*f, 8 * kMiB, 8).time_us - base.time_us, 7 * f->exec.launch_us_per_gpu, 1e-9);
   EXPECT_NE(set_fabric_field(&slow_base, "nvls_base", "-1"), "");
+  // Host floor: 8 GPUs on one thread finish at most one call per 8 x 4.15 us,
+  // so a small op takes the floor; a large one is unchanged beyond its launches.
+  EXPECT_DOUBLE_EQ(estimate(*f, 1024, 8).time_us, 8 * f->exec.call_floor_us_per_gpu);
+  EXPECT_LT(estimate(*f, 1024).time_us, 8 * f->exec.call_floor_us_per_gpu);
+  Fabric no_floor = *f;
+  ASSERT_EQ(set_fabric_field(&no_floor, "call_floor_per_gpu", "0"), "");
+  EXPECT_LT(estimate(no_floor, 1024, 8).time_us, estimate(*f, 1024, 8).time_us);
+  EXPECT_DOUBLE_EQ(estimate(no_floor, 8 * kMiB, 8).time_us, estimate(*f, 8 * kMiB, 8).time_us);
   // Large sizes: the execution time meets NCCL's plateau within 1%.
   const Estimate big = estimate(*f, 8 * kGiB);
   EXPECT_NEAR(big.time_us, big.tuning_us, 0.01 * big.tuning_us);

@@ -76,16 +76,17 @@ const Case kCases[] = {
     {"h100_2x8_all_reduce_oci_nccl2.21.5.txt", "dgx-h100", 2, Coll::kAllReduce, nullptr},
     {"h200_2x8_all_reduce_oci_nccl2.27.5.txt", "dgx-h200", 2, Coll::kAllReduce, nullptr},
     {"a100_1x8_all_reduce_oci.txt", "dgx-a100", 1, Coll::kAllReduce,
-     "NCCL 2.9-2.11 (container), timed with the oldest set, 2.18. A flat 32 us from 64 B to 32 KiB (model: 24) "
-     "is a per-call cost of the -g 8 launch path, not a protocol latency (2.9-2.11's Ring LL latency, "
-     "3.6 + 14 x 0.47 = 10.2 us, is below 2.18's 15.0, so that era's set would make the model faster still); "
-     "2-32 MiB stay 17-31% fast even with the floor's 8 us added, and no NCCL constant of the era explains it",
+     "NCCL 2.9-2.11 (container), timed with the oldest set, 2.18. Its flat 32 us from 64 B to 32 KiB is the host "
+     "floor of the -g 8 launch path, predicted (33.2 us) from the 8 x H100 -g 8 table; from 64 KiB the model is "
+     "above that floor: 64-128 KiB 18-24% slow (1-4 Ring LL channels), 512 KiB - 32 MiB 10-44% fast, which no "
+     "per-call term or NCCL constant of the era explains",
      "2.18"},
     {"h100_4x8_all_gather_nccl2.24.3.txt", "dgx-h100", 4, Coll::kAllGather,
      "4-64 MiB take 1.24 x the Ring/Simple time (4, 8, 16, 64 MiB) where the Ring/LL128 NCCL 2.24 picks would "
      "give 2.1-1.5 x: the ring's LL128 looks off on this cluster (NCCL enables it per graph only when the GPU-NIC "
      "path is PXN or closer on sm90; the ring's path is not logged), while the same cluster's all-reduce fits "
-     "Tree/LL128 at 256 KiB-1 MiB. Even with LL128 off and 8 x 40 GB/s NICs (plateau 323 GB/s) the median is 18%"},
+     "Tree/LL128 at 256 KiB-1 MiB. Even with LL128 off and 8 x 40 GB/s NICs (plateau 323 GB/s) the median is 18%. "
+     "NCCL's LL128 rule (path <= PXB, or <= PXN on sm90+) keeps it on for a NIC-per-GPU HGX, so it is not modelled"},
     {"h100_4x8_reduce_nccl2.24.3.txt", "dgx-h100", 4, Coll::kReduce,
      "a ring chain of 31 hops, timed with NCCL's nRanks-hop latency of rings without sameChannels (93 us LL, "
      "142 us LL128): 256 KiB - 4 MiB within 2-26%, but 64-128 KiB 55-68% slow (up to 4 KiB the table takes one "
@@ -182,6 +183,10 @@ TEST(PublishedTables, BusbwErrorFrom64KiB) {
     if (c.nodes == 1) {
       EXPECT_LE(after.median, 0.10) << c.file;
       EXPECT_LE(after.worst, 0.25) << c.file;
+      // The -g 8 fit table with its host floor (17.7% worst without it).
+      if (std::string(c.file) == "h100_1x8_all_reduce_nccl2.24.3.txt") {
+        EXPECT_LE(after.worst, 0.12) << c.file;
+      }
     } else {
       EXPECT_LE(after.median, 0.15) << c.file;
     }
