@@ -112,11 +112,13 @@ const Case kCases[] = {
      "2.30", 1},
     {"h100_1x8_reduce_scatter_together_nccl2.26.2.txt", "dgx-h100", 1, Coll::kReduceScatter,
      "-g 8: a flat 34.4-36.6 us from 128 B to 256 KiB, the -g 8 all-reduce tables' floor (33 us) though a ring "
-     "reduce-scatter has half the steps; the model's Ring/LL is 23.4 us, so 64 KiB - 1 MiB are 50-64% fast. From 32 MiB "
+     "reduce-scatter has half the steps; the host floor (8 x 4.15 us, set from another table) covers it to 512 KiB, "
+     "but 1-2 MiB leave the floor (41 us) while the model stays on it (33.2 us): up to 26% fast. From 32 MiB "
      "within 0.7-3.9%; 8-16 MiB 10-14% slow (Ring/LL128 where the table is faster)"},
     {"h100_1x8_all_gather_together_nccl2.26.2.txt", "dgx-h100", 1, Coll::kAllGather,
-     "-g 8, same run and node as the reduce-scatter: flat 34.3-36.4 us from 128 B to 256 KiB against the model's "
-     "23.4 us (64 KiB - 1 MiB 48-72% fast); from 32 MiB within 0-5.9%; 8-16 MiB 14-20% slow (Ring/LL128)"},
+     "-g 8, same run and node as the reduce-scatter: flat 34.3-36.4 us from 128 B to 256 KiB, which the host floor "
+     "(33.2 us) now covers; 1-2 MiB leave the floor while the model stays on it (up to 29% fast); from 32 MiB within "
+     "0-5.9%; 8-16 MiB 14-20% slow (Ring/LL128)"},
     {"h100_1x8_alltoall_xxrjun_nccl2.28.7.txt", "dgx-h100", 1, Coll::kAllToAll,
      "rows from 32 MiB only: the table's busbw climbs from 235 GB/s at 32 MiB to 348 at 16 GiB (303 at 512 MiB, below "
      "256 MiB's 310) where the model's P2P/Simple goes from 315 to 360; 34% fast at 32 MiB, 9% at 1 GiB, 3.4% at "
