@@ -34,12 +34,28 @@ constexpr const char* kind_name(Kind k) {
   return "value";
 }
 
+// What a kScalar node holds. Strings and bytes are views into the file's bytes (a
+// BINUNICODE's text is raw UTF-8 there); JSON is built only where a value is copied out.
+enum class Scalar : uint8_t { kNull, kBool, kInt, kUint, kFloat, kString, kBytes };
+
 struct Node {
   Kind kind = Kind::kScalar;
+  Scalar type = Scalar::kNull;    // for kScalar
+  bool flag = false;              // kBool
   uint64_t at = 0;                // byte offset of the opcode that made it
-  nlohmann::json scalar;          // for kScalar
+  union {
+    int64_t i;
+    uint64_t u;
+    double d;
+  } num{};                        // kInt, kUint, kFloat
+  std::string_view text;          // kString, kBytes: into the file's bytes
   std::vector<uint32_t> items;    // containers; a dict's are key, value, key, value ...
+
+  bool is_string() const { return kind == Kind::kScalar && type == Scalar::kString; }
 };
+
+// A scalar node's value as JSON (bytes as JSON binary).
+nlohmann::json scalar_json(const Node& n);
 
 // A container on the path being walked (pickle_tree.cc).
 struct WalkFrame {
@@ -85,7 +101,8 @@ class Machine {
   uint64_t take_le(size_t n);
   bool take_line(std::string& line, const char* what);
   bool push_node(Node node);
-  bool push_scalar(nlohmann::json value);
+  bool push_scalar(Scalar type, bool flag = false, int64_t i = 0);
+  bool push_float(double d);
   bool push_string(uint64_t length, const char* what);
   bool push_bytes(uint64_t length, const char* what);
   bool push_long(uint64_t n, const char* what);

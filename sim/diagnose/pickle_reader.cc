@@ -109,9 +109,18 @@ bool Machine::push_node(Node node) {
   return true;
 }
 
-bool Machine::push_scalar(json value) {
+bool Machine::push_scalar(Scalar type, bool flag, int64_t i) {
   Node n;
-  n.scalar = std::move(value);
+  n.type = type;
+  n.flag = flag;
+  n.num.i = i;
+  return push_node(std::move(n));
+}
+
+bool Machine::push_float(double d) {
+  Node n;
+  n.type = Scalar::kFloat;
+  n.num.d = d;
   return push_node(std::move(n));
 }
 
@@ -120,14 +129,19 @@ bool Machine::push_string(uint64_t length, const char* what) {
   std::string_view s = bytes_.substr(pos_, length);
   pos_ += length;
   if (!valid_utf8(s)) return fail(op_at_, std::string(what) + " string is not valid UTF-8");
-  return push_scalar(json(std::string(s)));
+  Node n;
+  n.type = Scalar::kString;
+  n.text = s;
+  return push_node(std::move(n));
 }
 
 bool Machine::push_bytes(uint64_t length, const char* what) {
   if (!need(length, what)) return false;
-  const auto* p = reinterpret_cast<const uint8_t*>(bytes_.data() + pos_);
+  Node n;
+  n.type = Scalar::kBytes;
+  n.text = bytes_.substr(pos_, length);
   pos_ += length;
-  return push_scalar(json::binary(std::vector<uint8_t>(p, p + length)));
+  return push_node(std::move(n));
 }
 
 // A little-endian two's-complement integer of `n` bytes (LONG1, LONG4), which
@@ -144,10 +158,10 @@ bool Machine::push_long(uint64_t n, const char* what) {
   pos_ += n > 8 ? n - 8 : 0;
   if (negative) {
     if (n < 8) u |= ~uint64_t{0} << (8 * n);
-    return push_scalar(json(static_cast<int64_t>(u)));
+    return push_scalar(Scalar::kInt, false, static_cast<int64_t>(u));
   }
-  if (u <= static_cast<uint64_t>(INT64_MAX)) return push_scalar(json(static_cast<int64_t>(u)));
-  return push_scalar(json(u));
+  if (u <= static_cast<uint64_t>(INT64_MAX)) return push_scalar(Scalar::kInt, false, static_cast<int64_t>(u));
+  return push_scalar(Scalar::kUint, false, static_cast<int64_t>(u));
 }
 
 bool Machine::pop(uint32_t& out, const char* what) {

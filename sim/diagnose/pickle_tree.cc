@@ -21,23 +21,38 @@ constexpr uint64_t kExpandSlack = uint64_t{16} << 20;  // budget units every pic
 // A dict key as text: strings as they are, numbers, booleans and None as Python prints them.
 std::optional<std::string> key_text(const Node& n) {
   if (n.kind != Kind::kScalar) return std::nullopt;
-  const json& v = n.scalar;
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_boolean()) return v.get<bool>() ? "True" : "False";
-  if (v.is_null()) return "None";
-  if (v.is_number()) return v.dump();
+  switch (n.type) {
+    case Scalar::kString: return std::string(n.text);
+    case Scalar::kBool: return n.flag ? "True" : "False";
+    case Scalar::kNull: return "None";
+    case Scalar::kInt:
+    case Scalar::kUint:
+    case Scalar::kFloat: return scalar_json(n).dump();
+    case Scalar::kBytes: return std::nullopt;
+  }
   return std::nullopt;
 }
 
 uint64_t cost_of(const Node& n) {
   if (n.kind != Kind::kScalar) return kValueCost;
-  if (n.scalar.is_string()) return kValueCost + n.scalar.get_ref<const std::string&>().size();
-  if (n.scalar.is_binary()) return kValueCost + n.scalar.get_binary().size();
+  if (n.type == Scalar::kString || n.type == Scalar::kBytes) return kValueCost + n.text.size();
   return kValueCost;
 }
 
-
 }  // namespace
+
+json scalar_json(const Node& n) {
+  switch (n.type) {
+    case Scalar::kNull: return json(nullptr);
+    case Scalar::kBool: return json(n.flag);
+    case Scalar::kInt: return json(n.num.i);
+    case Scalar::kUint: return json(n.num.u);
+    case Scalar::kFloat: return json(n.num.d);
+    case Scalar::kString: return json(std::string(n.text));
+    case Scalar::kBytes: return json::binary(std::vector<uint8_t>(n.text.begin(), n.text.end()));
+  }
+  return json(nullptr);
+}
 
 std::optional<std::vector<uint32_t>> Machine::list_at(uint32_t id, std::string_view key) const {
   const Node& dict = nodes_[id];
@@ -45,7 +60,7 @@ std::optional<std::vector<uint32_t>> Machine::list_at(uint32_t id, std::string_v
   std::optional<std::vector<uint32_t>> found;
   for (size_t k = 0; k + 1 < dict.items.size(); k += 2) {  // the last of repeated keys wins
     const Node& name = nodes_[dict.items[k]];
-    if (name.kind != Kind::kScalar || !name.scalar.is_string() || name.scalar.get_ref<const std::string&>() != key)
+    if (!name.is_string() || name.text != key)
       continue;
     const Node& value = nodes_[dict.items[k + 1]];
     found = value.kind == Kind::kList || value.kind == Kind::kTuple ? std::optional(value.items) : std::nullopt;
@@ -95,9 +110,8 @@ json* Machine::slot_dest(EntryKey k, uint32_t value, EntrySlots& slots) {
 EntryKey Machine::slot_of(uint32_t key) {
   if (key_slot_.size() < nodes_.size()) key_slot_.resize(nodes_.size(), kUnknownSlot);
   if (key_slot_[key] == kUnknownSlot) {
-    const json& v = nodes_[key].scalar;
-    key_slot_[key] = nodes_[key].kind == Kind::kScalar && v.is_string() ? entry_key(v.get_ref<const std::string&>())
-                                                                        : kEntryKeyCount;
+    const Node& n = nodes_[key];
+    key_slot_[key] = n.is_string() ? entry_key(n.text) : kEntryKeyCount;
   }
   return static_cast<EntryKey>(key_slot_[key]);
 }
@@ -137,7 +151,7 @@ bool Machine::walk(uint32_t root, std::string_view omit_key, json* out, EntrySlo
                             " times the file's size: refused as too large");
     const bool build = path.empty() ? out != nullptr : path.back().build || dest != nullptr;
     if (n.kind == Kind::kScalar) {
-      if (build) emit(n.scalar);
+      if (build) emit(scalar_json(n));
       return true;
     }
     if (on_path[id]) return fail(n.at, "a " + std::string(kind_name(n.kind)) + " that holds itself: refused");
@@ -178,11 +192,11 @@ bool Machine::take_key(WalkFrame& f, std::string_view omit_key) {
   const uint32_t id = nodes_[f.node].items[f.next];
   const Node& key = nodes_[id];
   ++f.next;
-  const bool is_string = key.kind == Kind::kScalar && key.scalar.is_string();
+  const bool is_string = key.is_string();
   if (!is_string && !key_text(key))
     return fail(key.at, std::string("a dict key must be a string or a number, got a ") +
-                            (key.scalar.is_binary() ? "bytes" : kind_name(key.kind)));
-  if (!omit_key.empty() && is_string && key.scalar.get_ref<const std::string&>() == omit_key) {
+                            (key.kind == Kind::kScalar && key.type == Scalar::kBytes ? "bytes" : kind_name(key.kind)));
+  if (!omit_key.empty() && is_string && key.text == omit_key) {
     ++f.next;
     return false;
   }
