@@ -100,11 +100,11 @@ bool Machine::take_line(std::string& line, const char* what) {
   return true;
 }
 
-bool Machine::push_node(Node node) {
+bool Machine::push_node(const Node& node) {
   if (nodes_.size() >= limits_.max_values)
     return fail(op_at_, "more than " + std::to_string(limits_.max_values) + " values: refused as too large");
-  node.at = op_at_;
-  nodes_.push_back(std::move(node));
+  nodes_.push_back(node);
+  nodes_.back().at = op_at_;
   stack_.push_back(static_cast<uint32_t>(nodes_.size() - 1));
   return true;
 }
@@ -114,14 +114,14 @@ bool Machine::push_scalar(Scalar type, bool flag, int64_t i) {
   n.type = type;
   n.flag = flag;
   n.num.i = i;
-  return push_node(std::move(n));
+  return push_node(n);
 }
 
 bool Machine::push_float(double d) {
   Node n;
   n.type = Scalar::kFloat;
   n.num.d = d;
-  return push_node(std::move(n));
+  return push_node(n);
 }
 
 bool Machine::push_string(uint64_t length, const char* what) {
@@ -132,7 +132,7 @@ bool Machine::push_string(uint64_t length, const char* what) {
   Node n;
   n.type = Scalar::kString;
   n.text = s;
-  return push_node(std::move(n));
+  return push_node(n);
 }
 
 bool Machine::push_bytes(uint64_t length, const char* what) {
@@ -141,7 +141,7 @@ bool Machine::push_bytes(uint64_t length, const char* what) {
   n.type = Scalar::kBytes;
   n.text = bytes_.substr(pos_, length);
   pos_ += length;
-  return push_node(std::move(n));
+  return push_node(n);
 }
 
 // A little-endian two's-complement integer of `n` bytes (LONG1, LONG4), which
@@ -191,11 +191,30 @@ bool Machine::top_container(Kind kind, size_t below, uint32_t& out, const char* 
 
 // Moves the stack above `begin` into container `target` (APPENDS, SETITEMS, ADDITEMS).
 bool Machine::fill(uint32_t target, size_t begin, const char* what) {
-  std::vector<uint32_t>& items = nodes_[target].items;
   if (nodes_[target].kind == Kind::kDict && (stack_.size() - begin) % 2 != 0)
     return fail(op_at_, std::string(what) + " needs key and value pairs, found an odd number of values");
-  items.insert(items.end(), stack_.begin() + static_cast<std::ptrdiff_t>(begin), stack_.end());
+  if (!add_items(nodes_[target], stack_.data() + begin, stack_.size() - begin)) return false;
   stack_.resize(begin);
+  return true;
+}
+
+// Appends `count` items to container `n`'s range of the pool. A range at the pool's
+// end grows in place; another moves to the end with room to double, so a list filled
+// in many batches (APPENDS of 1,000 each) is copied O(its length) items in all.
+bool Machine::add_items(Node& n, const uint32_t* from, size_t count) {
+  if (n.count + count > n.room) {
+    const bool at_end = n.first + n.room == items_.size();
+    const uint64_t room = at_end ? n.count + count : std::max<uint64_t>(n.count + count, 2 * uint64_t{n.count});
+    const uint64_t first = at_end ? n.first : items_.size();
+    if (first + room > UINT32_MAX)
+      return fail(op_at_, "more than " + std::to_string(UINT32_MAX) + " container items: refused as too large");
+    items_.resize(first + room);
+    if (first != n.first) std::copy_n(items_.data() + n.first, n.count, items_.data() + first);
+    n.first = static_cast<uint32_t>(first);
+    n.room = static_cast<uint32_t>(room);
+  }
+  std::copy_n(from, count, items_.data() + n.first + n.count);
+  n.count += static_cast<uint32_t>(count);
   return true;
 }
 

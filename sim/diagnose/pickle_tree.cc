@@ -58,12 +58,16 @@ std::optional<std::vector<uint32_t>> Machine::list_at(uint32_t id, std::string_v
   const Node& dict = nodes_[id];
   if (dict.kind != Kind::kDict) return std::nullopt;
   std::optional<std::vector<uint32_t>> found;
-  for (size_t k = 0; k + 1 < dict.items.size(); k += 2) {  // the last of repeated keys wins
-    const Node& name = nodes_[dict.items[k]];
+  const std::span<const uint32_t> entries = items(dict);
+  for (size_t k = 0; k + 1 < entries.size(); k += 2) {  // the last of repeated keys wins
+    const Node& name = nodes_[entries[k]];
     if (!name.is_string() || name.text != key)
       continue;
-    const Node& value = nodes_[dict.items[k + 1]];
-    found = value.kind == Kind::kList || value.kind == Kind::kTuple ? std::optional(value.items) : std::nullopt;
+    const Node& value = nodes_[entries[k + 1]];
+    const std::span<const uint32_t> list = items(value);
+    found = value.kind == Kind::kList || value.kind == Kind::kTuple
+                ? std::optional(std::vector<uint32_t>(list.begin(), list.end()))
+                : std::nullopt;
   }
   return found;
 }
@@ -81,7 +85,9 @@ Result<bool> Machine::to_slots(uint32_t root, EntrySlots& slots) {
   // A frames list built this time: kept (up to a bound) for the entries that list the same frames.
   if (frames_list_ && slots.present[kKeyFrames] && !slots.shared[kKeyFrames] &&
       shared_lists_.size() < kMaxSharedLists) {
-    auto it = shared_lists_.emplace(nodes_[*frames_list_].items, std::move(slots.value[kKeyFrames])).first;
+    const std::span<const uint32_t> list = items(nodes_[*frames_list_]);
+    auto it = shared_lists_.emplace(std::vector<uint32_t>(list.begin(), list.end()), std::move(slots.value[kKeyFrames]))
+                  .first;
     slots.shared[kKeyFrames] = &it->second;
   }
   return nodes_[root].kind == Kind::kDict;
@@ -97,7 +103,7 @@ json* Machine::slot_dest(EntryKey k, uint32_t value, EntrySlots& slots) {
   const Node& n = nodes_[value];
   frames_list_.reset();
   if (n.kind != Kind::kList && n.kind != Kind::kTuple) return &slots.value[k];
-  if (auto it = shared_lists_.find(n.items); it != shared_lists_.end()) {
+  if (auto it = shared_lists_.find(items(n)); it != shared_lists_.end()) {
     slots.shared[k] = &it->second;
     return nullptr;
   }
@@ -165,7 +171,7 @@ bool Machine::walk(uint32_t root, std::string_view omit_key, json* out, EntrySlo
   while (!path.empty()) {
     WalkFrame& f = path.back();
     const Node& n = nodes_[f.node];
-    if (f.next >= n.items.size()) {
+    if (f.next >= n.count) {
       json done = std::move(f.value);
       const bool built = f.build;
       on_path[f.node] = 0;
@@ -178,10 +184,10 @@ bool Machine::walk(uint32_t root, std::string_view omit_key, json* out, EntrySlo
       continue;  // the omitted key: its value is handed out elsewhere
     }
     if (slots && path.size() == 1 && n.kind == Kind::kDict) {
-      const EntryKey k = slot_of(n.items[f.next - 1]);
-      dest = k == kEntryKeyCount ? nullptr : slot_dest(k, n.items[f.next], *slots);
+      const EntryKey k = slot_of(items(n)[f.next - 1]);
+      dest = k == kEntryKeyCount ? nullptr : slot_dest(k, items(n)[f.next], *slots);
     }
-    if (!visit(n.items[f.next++])) return false;
+    if (!visit(items(n)[f.next++])) return false;
   }
   return true;
 }
@@ -189,7 +195,7 @@ bool Machine::walk(uint32_t root, std::string_view omit_key, json* out, EntrySlo
 // Steps frame `f` (a dict) past its next key, checking it is one a dict may have and
 // keeping its text where the dict is built; false (with no error) for `omit_key`.
 bool Machine::take_key(WalkFrame& f, std::string_view omit_key) {
-  const uint32_t id = nodes_[f.node].items[f.next];
+  const uint32_t id = items(nodes_[f.node])[f.next];
   const Node& key = nodes_[id];
   ++f.next;
   const bool is_string = key.is_string();
