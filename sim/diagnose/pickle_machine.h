@@ -76,6 +76,9 @@ std::string op_label(uint8_t code);
 class Machine {
  public:
   Machine(std::string_view bytes, const std::string& file, const PickleLimits& limits);
+  ~Machine();
+  Machine(const Machine&) = delete;
+  Machine& operator=(const Machine&) = delete;
   // Runs the opcodes to STOP: the node of the value the pickle holds.
   Result<uint32_t> run();
   // Node `id` as JSON, leaving out the entry `omit_key` if `id` is a dict (pickle_tree.cc).
@@ -136,6 +139,7 @@ class Machine {
   uint64_t memo_count_ = 0;                        // memo entries in both
   uint64_t spent_ = 0;            // expansion budget units spent by to_json
   std::vector<uint8_t> on_path_;  // to_json: the nodes on the path being copied
+  std::vector<WalkFrame> path_;   // walk's path, kept between walks
   static constexpr uint8_t kUnknownSlot = 0xff;
   std::vector<uint8_t> key_slot_;  // slot_of's answers by node, kUnknownSlot until asked
   // Frames lists built for entries, by their items' nodes: entries listing the same

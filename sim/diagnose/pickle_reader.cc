@@ -66,8 +66,40 @@ std::string op_label(uint8_t code) {
   return op ? std::string(op->name) + " (" + hex_byte(code) + ")" : hex_byte(code);
 }
 
+namespace {
+
+// The arena's buffers, kept on each thread from one machine to the next: the dumps a
+// reading thread parses after its first reuse that memory (no regrowth, no fresh
+// pages). Buffers past kKeepNodes nodes are let go rather than held.
+struct Buffers {
+  std::vector<Node> nodes;
+  std::vector<uint32_t> items, stack;
+  std::vector<uint8_t> on_path, key_slot;
+};
+thread_local Buffers t_buffers;
+constexpr size_t kKeepNodes = size_t{1} << 20;
+
+template <class T>
+void take(std::vector<T>& to, std::vector<T>& from) {
+  to = std::move(from);
+  to.clear();
+}
+
+}  // namespace
+
 Machine::Machine(std::string_view bytes, const std::string& file, const PickleLimits& limits)
-    : bytes_(bytes), file_(file), limits_(limits) {}
+    : bytes_(bytes), file_(file), limits_(limits) {
+  take(nodes_, t_buffers.nodes);
+  take(items_, t_buffers.items);
+  take(stack_, t_buffers.stack);
+  take(on_path_, t_buffers.on_path);
+  take(key_slot_, t_buffers.key_slot);
+}
+
+Machine::~Machine() {
+  if (nodes_.capacity() > kKeepNodes || items_.capacity() > 2 * kKeepNodes) return;
+  t_buffers = {std::move(nodes_), std::move(items_), std::move(stack_), std::move(on_path_), std::move(key_slot_)};
+}
 
 bool Machine::fail(uint64_t at, const std::string& message) {
   if (!error_) {

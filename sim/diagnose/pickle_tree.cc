@@ -132,7 +132,8 @@ bool Machine::walk(uint32_t root, std::string_view omit_key, json* out, EntrySlo
   uint64_t& spent = spent_;
   on_path_.resize(nodes_.size(), 0);
   std::vector<uint8_t>& on_path = on_path_;
-  std::vector<WalkFrame> path;
+  std::vector<WalkFrame>& path = path_;  // kept between walks: one entry's walk allocates no path
+  path.clear();
   json* dest = nullptr;  // with `slots`: where the value being visited goes (nullptr: checked only)
   auto emit = [&](json v) {
     if (path.empty()) {
