@@ -136,6 +136,16 @@ TEST(PickleReader, ContainersFilledInBatchesAmongOthers) {
   EXPECT_EQ(read(pk(body)), expect + "]");
 }
 
+// A thread's reads reuse one arena's memory: a read that stopped half way (a cycle
+// found while nodes were marked on the walk's path) leaves nothing the next read sees.
+TEST(PickleReader, AReadAfterAFailedOneStartsClean) {
+  const std::string nested = pk("](](K\x01" "ee");  // node 0 holds node 1, as the cycle's walk left them
+  EXPECT_EQ(read(nested), "[[1]]");
+  EXPECT_EQ(read(pk("]q\x00](h\x00"s + "ea")), "ERROR p.pkl: error: byte 2: a list that holds itself: refused");
+  EXPECT_EQ(read(nested), "[[1]]");
+  EXPECT_EQ(read(pk("}(" + str("a", 0) + "K\x01u")), "{\"a\":1}");
+}
+
 // A container put in the memo before it is filled (PyTorch's pickler does this) is
 // seen filled when fetched; strings and containers repeat through every memo form.
 TEST(PickleReader, MemoSharesValuesByReference) {
