@@ -193,7 +193,10 @@ bool Machine::push_long(uint64_t n, const char* what) {
     return push_scalar(Scalar::kInt, false, static_cast<int64_t>(u));
   }
   if (u <= static_cast<uint64_t>(INT64_MAX)) return push_scalar(Scalar::kInt, false, static_cast<int64_t>(u));
-  return push_scalar(Scalar::kUint, false, static_cast<int64_t>(u));
+  Node big;  // past int64: kept as unsigned
+  big.type = Scalar::kUint;
+  big.num.u = u;
+  return push_node(big);
 }
 
 bool Machine::pop(uint32_t& out, const char* what) {
