@@ -4,9 +4,11 @@
 // one, located at the offending opcode's byte offset.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -34,12 +36,30 @@ constexpr const char* kind_name(Kind k) {
   return "value";
 }
 
+// What a kScalar node holds. Strings and bytes are views into the file's bytes (a
+// BINUNICODE's text is raw UTF-8 there); JSON is built only where a value is copied out.
+enum class Scalar : uint8_t { kNull, kBool, kInt, kUint, kFloat, kString, kBytes };
+
 struct Node {
   Kind kind = Kind::kScalar;
+  Scalar type = Scalar::kNull;    // for kScalar
+  bool flag = false;              // kBool
   uint64_t at = 0;                // byte offset of the opcode that made it
-  nlohmann::json scalar;          // for kScalar
-  std::vector<uint32_t> items;    // containers; a dict's are key, value, key, value ...
+  union {
+    int64_t i;
+    uint64_t u;
+    double d;
+  } num{};                        // kInt, kUint, kFloat
+  std::string_view text;          // kString, kBytes: into the file's bytes
+  // Containers: items [first, first + count) of the machine's one item pool, room for
+  // `room` there; a dict's are key, value, key, value ...
+  uint32_t first = 0, count = 0, room = 0;
+
+  bool is_string() const { return kind == Kind::kScalar && type == Scalar::kString; }
 };
+
+// A scalar node's value as JSON (bytes as JSON binary).
+nlohmann::json scalar_json(const Node& n);
 
 // A container on the path being walked (pickle_tree.cc).
 struct WalkFrame {
@@ -56,6 +76,9 @@ std::string op_label(uint8_t code);
 class Machine {
  public:
   Machine(std::string_view bytes, const std::string& file, const PickleLimits& limits);
+  ~Machine();
+  Machine(const Machine&) = delete;
+  Machine& operator=(const Machine&) = delete;
   // Runs the opcodes to STOP: the node of the value the pickle holds.
   Result<uint32_t> run();
   // Node `id` as JSON, leaving out the entry `omit_key` if `id` is a dict (pickle_tree.cc).
@@ -67,6 +90,8 @@ class Machine {
   Result<bool> to_slots(uint32_t id, EntrySlots& slots);
   // The items of the list or tuple at key `key` of dict `id`; nullopt if there is none.
   std::optional<std::vector<uint32_t>> list_at(uint32_t id, std::string_view key) const;
+  // A container node's items.
+  std::span<const uint32_t> items(const Node& n) const { return {items_.data() + n.first, n.count}; }
 
  private:
   void step(uint8_t code);  // pickle_steps.cc
@@ -84,8 +109,9 @@ class Machine {
   bool need(uint64_t n, const char* what);
   uint64_t take_le(size_t n);
   bool take_line(std::string& line, const char* what);
-  bool push_node(Node node);
-  bool push_scalar(nlohmann::json value);
+  bool push_node(const Node& node);
+  bool push_scalar(Scalar type, bool flag = false, int64_t i = 0);
+  bool push_float(double d);
   bool push_string(uint64_t length, const char* what);
   bool push_bytes(uint64_t length, const char* what);
   bool push_long(uint64_t n, const char* what);
@@ -93,6 +119,7 @@ class Machine {
   bool pop_mark(size_t& begin, const char* what);
   bool top_container(Kind kind, size_t below, uint32_t& out, const char* what);
   bool fill(uint32_t target, size_t begin, const char* what);
+  bool add_items(Node& n, const uint32_t* from, size_t count);
   bool memo_put(uint64_t id);
   bool memo_get(uint64_t id);
 
@@ -103,6 +130,7 @@ class Machine {
   uint64_t op_at_ = 0;
   std::optional<Diagnostic> error_;
   std::vector<Node> nodes_;
+  std::vector<uint32_t> items_;  // every container's items, each a range (Node::first)
   std::vector<uint32_t> stack_;
   std::vector<size_t> marks_;  // stack heights at each open MARK
   static constexpr uint32_t kNoMemo = UINT32_MAX;  // no node has this index (max_values is lower)
@@ -111,12 +139,20 @@ class Machine {
   uint64_t memo_count_ = 0;                        // memo entries in both
   uint64_t spent_ = 0;            // expansion budget units spent by to_json
   std::vector<uint8_t> on_path_;  // to_json: the nodes on the path being copied
+  std::vector<WalkFrame> path_;   // walk's path, kept between walks
   static constexpr uint8_t kUnknownSlot = 0xff;
   std::vector<uint8_t> key_slot_;  // slot_of's answers by node, kUnknownSlot until asked
   // Frames lists built for entries, by their items' nodes: entries listing the same
   // frames share one copy (EntrySlots::shared), which lives as long as the machine.
   static constexpr size_t kMaxSharedLists = 4096;
-  std::map<std::vector<uint32_t>, nlohmann::json> shared_lists_;
+  struct ItemsLess {  // orders item lists, a stored one against a node's range too
+    using is_transparent = void;
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end());
+    }
+  };
+  std::map<std::vector<uint32_t>, nlohmann::json, ItemsLess> shared_lists_;
   std::optional<uint32_t> frames_list_;  // the frames list being built into its slot
 };
 

@@ -66,8 +66,40 @@ std::string op_label(uint8_t code) {
   return op ? std::string(op->name) + " (" + hex_byte(code) + ")" : hex_byte(code);
 }
 
+namespace {
+
+// The arena's buffers, kept on each thread from one machine to the next: the dumps a
+// reading thread parses after its first reuse that memory (no regrowth, no fresh
+// pages). Buffers past kKeepNodes nodes are let go rather than held.
+struct Buffers {
+  std::vector<Node> nodes;
+  std::vector<uint32_t> items, stack;
+  std::vector<uint8_t> on_path, key_slot;
+};
+thread_local Buffers t_buffers;
+constexpr size_t kKeepNodes = size_t{1} << 20;
+
+template <class T>
+void take(std::vector<T>& to, std::vector<T>& from) {
+  to = std::move(from);
+  to.clear();
+}
+
+}  // namespace
+
 Machine::Machine(std::string_view bytes, const std::string& file, const PickleLimits& limits)
-    : bytes_(bytes), file_(file), limits_(limits) {}
+    : bytes_(bytes), file_(file), limits_(limits) {
+  take(nodes_, t_buffers.nodes);
+  take(items_, t_buffers.items);
+  take(stack_, t_buffers.stack);
+  take(on_path_, t_buffers.on_path);
+  take(key_slot_, t_buffers.key_slot);
+}
+
+Machine::~Machine() {
+  if (nodes_.capacity() > kKeepNodes || items_.capacity() > 2 * kKeepNodes) return;
+  t_buffers = {std::move(nodes_), std::move(items_), std::move(stack_), std::move(on_path_), std::move(key_slot_)};
+}
 
 bool Machine::fail(uint64_t at, const std::string& message) {
   if (!error_) {
@@ -100,19 +132,28 @@ bool Machine::take_line(std::string& line, const char* what) {
   return true;
 }
 
-bool Machine::push_node(Node node) {
+bool Machine::push_node(const Node& node) {
   if (nodes_.size() >= limits_.max_values)
     return fail(op_at_, "more than " + std::to_string(limits_.max_values) + " values: refused as too large");
-  node.at = op_at_;
-  nodes_.push_back(std::move(node));
+  nodes_.push_back(node);
+  nodes_.back().at = op_at_;
   stack_.push_back(static_cast<uint32_t>(nodes_.size() - 1));
   return true;
 }
 
-bool Machine::push_scalar(json value) {
+bool Machine::push_scalar(Scalar type, bool flag, int64_t i) {
   Node n;
-  n.scalar = std::move(value);
-  return push_node(std::move(n));
+  n.type = type;
+  n.flag = flag;
+  n.num.i = i;
+  return push_node(n);
+}
+
+bool Machine::push_float(double d) {
+  Node n;
+  n.type = Scalar::kFloat;
+  n.num.d = d;
+  return push_node(n);
 }
 
 bool Machine::push_string(uint64_t length, const char* what) {
@@ -120,14 +161,19 @@ bool Machine::push_string(uint64_t length, const char* what) {
   std::string_view s = bytes_.substr(pos_, length);
   pos_ += length;
   if (!valid_utf8(s)) return fail(op_at_, std::string(what) + " string is not valid UTF-8");
-  return push_scalar(json(std::string(s)));
+  Node n;
+  n.type = Scalar::kString;
+  n.text = s;
+  return push_node(n);
 }
 
 bool Machine::push_bytes(uint64_t length, const char* what) {
   if (!need(length, what)) return false;
-  const auto* p = reinterpret_cast<const uint8_t*>(bytes_.data() + pos_);
+  Node n;
+  n.type = Scalar::kBytes;
+  n.text = bytes_.substr(pos_, length);
   pos_ += length;
-  return push_scalar(json::binary(std::vector<uint8_t>(p, p + length)));
+  return push_node(n);
 }
 
 // A little-endian two's-complement integer of `n` bytes (LONG1, LONG4), which
@@ -144,10 +190,13 @@ bool Machine::push_long(uint64_t n, const char* what) {
   pos_ += n > 8 ? n - 8 : 0;
   if (negative) {
     if (n < 8) u |= ~uint64_t{0} << (8 * n);
-    return push_scalar(json(static_cast<int64_t>(u)));
+    return push_scalar(Scalar::kInt, false, static_cast<int64_t>(u));
   }
-  if (u <= static_cast<uint64_t>(INT64_MAX)) return push_scalar(json(static_cast<int64_t>(u)));
-  return push_scalar(json(u));
+  if (u <= static_cast<uint64_t>(INT64_MAX)) return push_scalar(Scalar::kInt, false, static_cast<int64_t>(u));
+  Node big;  // past int64: kept as unsigned
+  big.type = Scalar::kUint;
+  big.num.u = u;
+  return push_node(big);
 }
 
 bool Machine::pop(uint32_t& out, const char* what) {
@@ -177,11 +226,30 @@ bool Machine::top_container(Kind kind, size_t below, uint32_t& out, const char* 
 
 // Moves the stack above `begin` into container `target` (APPENDS, SETITEMS, ADDITEMS).
 bool Machine::fill(uint32_t target, size_t begin, const char* what) {
-  std::vector<uint32_t>& items = nodes_[target].items;
   if (nodes_[target].kind == Kind::kDict && (stack_.size() - begin) % 2 != 0)
     return fail(op_at_, std::string(what) + " needs key and value pairs, found an odd number of values");
-  items.insert(items.end(), stack_.begin() + static_cast<std::ptrdiff_t>(begin), stack_.end());
+  if (!add_items(nodes_[target], stack_.data() + begin, stack_.size() - begin)) return false;
   stack_.resize(begin);
+  return true;
+}
+
+// Appends `count` items to container `n`'s range of the pool. A range at the pool's
+// end grows in place; another moves to the end with room to double, so a list filled
+// in many batches (APPENDS of 1,000 each) is copied O(its length) items in all.
+bool Machine::add_items(Node& n, const uint32_t* from, size_t count) {
+  if (n.count + count > n.room) {
+    const bool at_end = n.first + n.room == items_.size();
+    const uint64_t room = at_end ? n.count + count : std::max<uint64_t>(n.count + count, 2 * uint64_t{n.count});
+    const uint64_t first = at_end ? n.first : items_.size();
+    if (first + room > UINT32_MAX)
+      return fail(op_at_, "more than " + std::to_string(UINT32_MAX) + " container items: refused as too large");
+    items_.resize(first + room);
+    if (first != n.first) std::copy_n(items_.data() + n.first, n.count, items_.data() + first);
+    n.first = static_cast<uint32_t>(first);
+    n.room = static_cast<uint32_t>(room);
+  }
+  std::copy_n(from, count, items_.data() + n.first + n.count);
+  n.count += static_cast<uint32_t>(count);
   return true;
 }
 

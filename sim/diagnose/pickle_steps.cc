@@ -9,8 +9,6 @@
 
 namespace fleetsim::diagnose::pickle_detail {
 
-using nlohmann::json;
-
 namespace {
 
 std::optional<int64_t> parse_decimal(const std::string& s) {
@@ -27,13 +25,13 @@ std::optional<int64_t> parse_decimal(const std::string& s) {
 bool Machine::step_scalar(uint8_t code, bool& handled) {
   handled = true;
   switch (code) {
-    case 'N': return push_scalar(json(nullptr));
-    case 0x88: return push_scalar(json(true));
-    case 0x89: return push_scalar(json(false));
-    case 'K': return need(1, "BININT1") && push_scalar(json(static_cast<int64_t>(take_le(1))));
-    case 'M': return need(2, "BININT2") && push_scalar(json(static_cast<int64_t>(take_le(2))));
+    case 'N': return push_scalar(Scalar::kNull);
+    case 0x88: return push_scalar(Scalar::kBool, true);
+    case 0x89: return push_scalar(Scalar::kBool, false);
+    case 'K': return need(1, "BININT1") && push_scalar(Scalar::kInt, false, static_cast<int64_t>(take_le(1)));
+    case 'M': return need(2, "BININT2") && push_scalar(Scalar::kInt, false, static_cast<int64_t>(take_le(2)));
     case 'J':
-      return need(4, "BININT") && push_scalar(json(static_cast<int64_t>(static_cast<int32_t>(take_le(4)))));
+      return need(4, "BININT") && push_scalar(Scalar::kInt, false, static_cast<int32_t>(take_le(4)));
     case 0x8a: return need(1, "LONG1") && push_long(take_le(1), "LONG1");
     case 0x8b: {
       if (!need(4, "LONG4")) return false;
@@ -48,7 +46,7 @@ bool Machine::step_scalar(uint8_t code, bool& handled) {
       pos_ += 8;
       double d = 0;
       std::memcpy(&d, &bits, sizeof d);
-      return push_scalar(json(d));
+      return push_float(d);
     }
     case 'X': return need(4, "BINUNICODE") && push_string(take_le(4), "BINUNICODE");
     case 0x8c: return need(1, "SHORT_BINUNICODE") && push_string(take_le(1), "SHORT_BINUNICODE");
@@ -68,22 +66,23 @@ bool Machine::step_text(uint8_t code, bool& handled) {
   switch (code) {
     case 'I': {
       if (!take_line(line, "INT")) return false;
-      if (line == "00" || line == "01") return push_scalar(json(line == "01"));
+      if (line == "00" || line == "01") return push_scalar(Scalar::kBool, line == "01");
       const std::optional<int64_t> v = parse_decimal(line);
-      return v ? push_scalar(json(*v)) : fail(op_at_, "INT expects a decimal integer line");
+      return v ? push_scalar(Scalar::kInt, false, *v) : fail(op_at_, "INT expects a decimal integer line");
     }
     case 'L': {
       if (!take_line(line, "LONG")) return false;
       if (!line.empty() && line.back() == 'L') line.pop_back();
       const std::optional<int64_t> v = parse_decimal(line);
-      return v ? push_scalar(json(*v)) : fail(op_at_, "LONG expects a decimal integer line within 64 bits");
+      if (!v) return fail(op_at_, "LONG expects a decimal integer line within 64 bits");
+      return push_scalar(Scalar::kInt, false, *v);
     }
     case 'F': {
       if (!take_line(line, "FLOAT")) return false;
       char* end = nullptr;
       const double d = std::strtod(line.c_str(), &end);
       if (line.empty() || end != line.c_str() + line.size()) return fail(op_at_, "FLOAT expects a number line");
-      return push_scalar(json(d));
+      return push_float(d);
     }
     case 'p':
     case 'g': {
@@ -110,19 +109,19 @@ bool Machine::step_container(uint8_t code, bool& handled) {
   handled = true;
   Node n;
   switch (code) {
-    case ']': n.kind = Kind::kList; return push_node(std::move(n));
-    case '}': n.kind = Kind::kDict; return push_node(std::move(n));
-    case ')': n.kind = Kind::kTuple; return push_node(std::move(n));
-    case 0x8f: n.kind = Kind::kSet; return push_node(std::move(n));
+    case ']': n.kind = Kind::kList; return push_node(n);
+    case '}': n.kind = Kind::kDict; return push_node(n);
+    case ')': n.kind = Kind::kTuple; return push_node(n);
+    case 0x8f: n.kind = Kind::kSet; return push_node(n);
     case 0x85:
     case 0x86:
     case 0x87: {
       const size_t count = code - 0x84u;
       n.kind = Kind::kTuple;
-      n.items.resize(count);
+      uint32_t popped[3] = {};
       for (size_t k = count; k > 0; --k)
-        if (!pop(n.items[k - 1], code == 0x85 ? "TUPLE1" : code == 0x86 ? "TUPLE2" : "TUPLE3")) return false;
-      return push_node(std::move(n));
+        if (!pop(popped[k - 1], code == 0x85 ? "TUPLE1" : code == 0x86 ? "TUPLE2" : "TUPLE3")) return false;
+      return add_items(n, popped, count) && push_node(n);
     }
     case '(':
       if (marks_.size() >= limits_.max_depth)
@@ -162,14 +161,14 @@ bool Machine::step_collect(uint8_t code, bool& handled) {
   switch (code) {
     case 'a':
       if (!pop(item, "APPEND") || !top_container(Kind::kList, 0, target, "APPEND")) return false;
-      nodes_[target].items.push_back(item);
-      return true;
+      return add_items(nodes_[target], &item, 1);
     case 's':
       if (!pop(item, "SETITEM") || !pop(key, "SETITEM") || !top_container(Kind::kDict, 0, target, "SETITEM"))
         return false;
-      nodes_[target].items.push_back(key);
-      nodes_[target].items.push_back(item);
-      return true;
+      {
+        const uint32_t pair[2] = {key, item};
+        return add_items(nodes_[target], pair, 2);
+      }
     case 'e':
       return pop_mark(begin, "APPENDS") && top_container(Kind::kList, stack_.size() - begin, target, "APPENDS") &&
              fill(target, begin, "APPENDS");
@@ -189,9 +188,9 @@ bool Machine::step_collect(uint8_t code, bool& handled) {
       n.kind = code == 'l' ? Kind::kList : code == 't' ? Kind::kTuple : code == 'd' ? Kind::kDict : Kind::kFrozenSet;
       if (n.kind == Kind::kDict && (stack_.size() - begin) % 2 != 0)
         return fail(op_at_, "DICT needs key and value pairs, found an odd number of values");
-      n.items.assign(stack_.begin() + static_cast<std::ptrdiff_t>(begin), stack_.end());
+      if (!add_items(n, stack_.data() + begin, stack_.size() - begin)) return false;
       stack_.resize(begin);
-      return push_node(std::move(n));
+      return push_node(n);
     }
     default: handled = false; return true;
   }

@@ -21,34 +21,53 @@ constexpr uint64_t kExpandSlack = uint64_t{16} << 20;  // budget units every pic
 // A dict key as text: strings as they are, numbers, booleans and None as Python prints them.
 std::optional<std::string> key_text(const Node& n) {
   if (n.kind != Kind::kScalar) return std::nullopt;
-  const json& v = n.scalar;
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_boolean()) return v.get<bool>() ? "True" : "False";
-  if (v.is_null()) return "None";
-  if (v.is_number()) return v.dump();
+  switch (n.type) {
+    case Scalar::kString: return std::string(n.text);
+    case Scalar::kBool: return n.flag ? "True" : "False";
+    case Scalar::kNull: return "None";
+    case Scalar::kInt:
+    case Scalar::kUint:
+    case Scalar::kFloat: return scalar_json(n).dump();
+    case Scalar::kBytes: return std::nullopt;
+  }
   return std::nullopt;
 }
 
 uint64_t cost_of(const Node& n) {
   if (n.kind != Kind::kScalar) return kValueCost;
-  if (n.scalar.is_string()) return kValueCost + n.scalar.get_ref<const std::string&>().size();
-  if (n.scalar.is_binary()) return kValueCost + n.scalar.get_binary().size();
+  if (n.type == Scalar::kString || n.type == Scalar::kBytes) return kValueCost + n.text.size();
   return kValueCost;
 }
 
-
 }  // namespace
+
+json scalar_json(const Node& n) {
+  switch (n.type) {
+    case Scalar::kNull: return json(nullptr);
+    case Scalar::kBool: return json(n.flag);
+    case Scalar::kInt: return json(n.num.i);
+    case Scalar::kUint: return json(n.num.u);
+    case Scalar::kFloat: return json(n.num.d);
+    case Scalar::kString: return json(std::string(n.text));
+    case Scalar::kBytes: return json::binary(std::vector<uint8_t>(n.text.begin(), n.text.end()));
+  }
+  return json(nullptr);
+}
 
 std::optional<std::vector<uint32_t>> Machine::list_at(uint32_t id, std::string_view key) const {
   const Node& dict = nodes_[id];
   if (dict.kind != Kind::kDict) return std::nullopt;
   std::optional<std::vector<uint32_t>> found;
-  for (size_t k = 0; k + 1 < dict.items.size(); k += 2) {  // the last of repeated keys wins
-    const Node& name = nodes_[dict.items[k]];
-    if (name.kind != Kind::kScalar || !name.scalar.is_string() || name.scalar.get_ref<const std::string&>() != key)
+  const std::span<const uint32_t> entries = items(dict);
+  for (size_t k = 0; k + 1 < entries.size(); k += 2) {  // the last of repeated keys wins
+    const Node& name = nodes_[entries[k]];
+    if (!name.is_string() || name.text != key)
       continue;
-    const Node& value = nodes_[dict.items[k + 1]];
-    found = value.kind == Kind::kList || value.kind == Kind::kTuple ? std::optional(value.items) : std::nullopt;
+    const Node& value = nodes_[entries[k + 1]];
+    const std::span<const uint32_t> list = items(value);
+    found = value.kind == Kind::kList || value.kind == Kind::kTuple
+                ? std::optional(std::vector<uint32_t>(list.begin(), list.end()))
+                : std::nullopt;
   }
   return found;
 }
@@ -66,7 +85,9 @@ Result<bool> Machine::to_slots(uint32_t root, EntrySlots& slots) {
   // A frames list built this time: kept (up to a bound) for the entries that list the same frames.
   if (frames_list_ && slots.present[kKeyFrames] && !slots.shared[kKeyFrames] &&
       shared_lists_.size() < kMaxSharedLists) {
-    auto it = shared_lists_.emplace(nodes_[*frames_list_].items, std::move(slots.value[kKeyFrames])).first;
+    const std::span<const uint32_t> list = items(nodes_[*frames_list_]);
+    auto it = shared_lists_.emplace(std::vector<uint32_t>(list.begin(), list.end()), std::move(slots.value[kKeyFrames]))
+                  .first;
     slots.shared[kKeyFrames] = &it->second;
   }
   return nodes_[root].kind == Kind::kDict;
@@ -82,7 +103,7 @@ json* Machine::slot_dest(EntryKey k, uint32_t value, EntrySlots& slots) {
   const Node& n = nodes_[value];
   frames_list_.reset();
   if (n.kind != Kind::kList && n.kind != Kind::kTuple) return &slots.value[k];
-  if (auto it = shared_lists_.find(n.items); it != shared_lists_.end()) {
+  if (auto it = shared_lists_.find(items(n)); it != shared_lists_.end()) {
     slots.shared[k] = &it->second;
     return nullptr;
   }
@@ -95,9 +116,8 @@ json* Machine::slot_dest(EntryKey k, uint32_t value, EntrySlots& slots) {
 EntryKey Machine::slot_of(uint32_t key) {
   if (key_slot_.size() < nodes_.size()) key_slot_.resize(nodes_.size(), kUnknownSlot);
   if (key_slot_[key] == kUnknownSlot) {
-    const json& v = nodes_[key].scalar;
-    key_slot_[key] = nodes_[key].kind == Kind::kScalar && v.is_string() ? entry_key(v.get_ref<const std::string&>())
-                                                                        : kEntryKeyCount;
+    const Node& n = nodes_[key];
+    key_slot_[key] = n.is_string() ? entry_key(n.text) : kEntryKeyCount;
   }
   return static_cast<EntryKey>(key_slot_[key]);
 }
@@ -112,7 +132,8 @@ bool Machine::walk(uint32_t root, std::string_view omit_key, json* out, EntrySlo
   uint64_t& spent = spent_;
   on_path_.resize(nodes_.size(), 0);
   std::vector<uint8_t>& on_path = on_path_;
-  std::vector<WalkFrame> path;
+  std::vector<WalkFrame>& path = path_;  // kept between walks: one entry's walk allocates no path
+  path.clear();
   json* dest = nullptr;  // with `slots`: where the value being visited goes (nullptr: checked only)
   auto emit = [&](json v) {
     if (path.empty()) {
@@ -137,7 +158,7 @@ bool Machine::walk(uint32_t root, std::string_view omit_key, json* out, EntrySlo
                             " times the file's size: refused as too large");
     const bool build = path.empty() ? out != nullptr : path.back().build || dest != nullptr;
     if (n.kind == Kind::kScalar) {
-      if (build) emit(n.scalar);
+      if (build) emit(scalar_json(n));
       return true;
     }
     if (on_path[id]) return fail(n.at, "a " + std::string(kind_name(n.kind)) + " that holds itself: refused");
@@ -151,7 +172,7 @@ bool Machine::walk(uint32_t root, std::string_view omit_key, json* out, EntrySlo
   while (!path.empty()) {
     WalkFrame& f = path.back();
     const Node& n = nodes_[f.node];
-    if (f.next >= n.items.size()) {
+    if (f.next >= n.count) {
       json done = std::move(f.value);
       const bool built = f.build;
       on_path[f.node] = 0;
@@ -164,10 +185,10 @@ bool Machine::walk(uint32_t root, std::string_view omit_key, json* out, EntrySlo
       continue;  // the omitted key: its value is handed out elsewhere
     }
     if (slots && path.size() == 1 && n.kind == Kind::kDict) {
-      const EntryKey k = slot_of(n.items[f.next - 1]);
-      dest = k == kEntryKeyCount ? nullptr : slot_dest(k, n.items[f.next], *slots);
+      const EntryKey k = slot_of(items(n)[f.next - 1]);
+      dest = k == kEntryKeyCount ? nullptr : slot_dest(k, items(n)[f.next], *slots);
     }
-    if (!visit(n.items[f.next++])) return false;
+    if (!visit(items(n)[f.next++])) return false;
   }
   return true;
 }
@@ -175,14 +196,14 @@ bool Machine::walk(uint32_t root, std::string_view omit_key, json* out, EntrySlo
 // Steps frame `f` (a dict) past its next key, checking it is one a dict may have and
 // keeping its text where the dict is built; false (with no error) for `omit_key`.
 bool Machine::take_key(WalkFrame& f, std::string_view omit_key) {
-  const uint32_t id = nodes_[f.node].items[f.next];
+  const uint32_t id = items(nodes_[f.node])[f.next];
   const Node& key = nodes_[id];
   ++f.next;
-  const bool is_string = key.kind == Kind::kScalar && key.scalar.is_string();
+  const bool is_string = key.is_string();
   if (!is_string && !key_text(key))
     return fail(key.at, std::string("a dict key must be a string or a number, got a ") +
-                            (key.scalar.is_binary() ? "bytes" : kind_name(key.kind)));
-  if (!omit_key.empty() && is_string && key.scalar.get_ref<const std::string&>() == omit_key) {
+                            (key.kind == Kind::kScalar && key.type == Scalar::kBytes ? "bytes" : kind_name(key.kind)));
+  if (!omit_key.empty() && is_string && key.text == omit_key) {
     ++f.next;
     return false;
   }

@@ -112,6 +112,40 @@ TEST(PickleReader, Containers) {
   EXPECT_EQ(read(pk("K\x01" "2\x86")), "[1,1]");             // DUP
 }
 
+// Containers filled a batch at a time while others are made and filled between the
+// batches (as a pickler writes a list of more than 1,000 items, or a dict that holds
+// itself through the memo): each keeps its own items, in order.
+TEST(PickleReader, ContainersFilledInBatchesAmongOthers) {
+  // outer list: APPENDS [1, [7, 8]], then APPEND 2, then a dict filled twice around an inner list.
+  EXPECT_EQ(read(pk("]q\x00(K\x01](K\x07K\x08"s + "ee" + "K\x02" + "a")), "[1,[7,8],2]");
+  EXPECT_EQ(read(pk("}q\x00("s + str("a", 1) + "K\x01u" + str("l", 2) + "](K\x05"s + "es" + "h\x00"s + str("b", 3) +
+                    "K\x02s")),
+            "{\"a\":1,\"b\":2,\"l\":[5]}");
+  // A list of 2,500 items in three APPENDS batches, a new list filled between each.
+  std::string body = "]q\x00"s;
+  std::string expect = "[";
+  for (int batch = 0; batch < 3; ++batch) {
+    body += "(";
+    for (int k = 0; k < (batch < 2 ? 1000 : 500); ++k) {
+      const int v = batch * 1000 + k;
+      body += "M"s + static_cast<char>(v & 0xff) + static_cast<char>(v >> 8);
+      expect += (v ? "," : "") + std::to_string(v);
+    }
+    body += "e](K\x01K\x02"s + "e0h\x00"s;  // another list filled, dropped, the big one fetched again
+  }
+  EXPECT_EQ(read(pk(body)), expect + "]");
+}
+
+// A thread's reads reuse one arena's memory: a read that stopped half way (a cycle
+// found while nodes were marked on the walk's path) leaves nothing the next read sees.
+TEST(PickleReader, AReadAfterAFailedOneStartsClean) {
+  const std::string nested = pk("](](K\x01" "ee");  // node 0 holds node 1, as the cycle's walk left them
+  EXPECT_EQ(read(nested), "[[1]]");
+  EXPECT_EQ(read(pk("]q\x00](h\x00"s + "ea")), "ERROR p.pkl: error: byte 2: a list that holds itself: refused");
+  EXPECT_EQ(read(nested), "[[1]]");
+  EXPECT_EQ(read(pk("}(" + str("a", 0) + "K\x01u")), "{\"a\":1}");
+}
+
 // A container put in the memo before it is filled (PyTorch's pickler does this) is
 // seen filled when fetched; strings and containers repeat through every memo form.
 TEST(PickleReader, MemoSharesValuesByReference) {
