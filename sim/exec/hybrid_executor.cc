@@ -15,6 +15,9 @@ namespace {
 constexpr int kMaxLaunchQueue = 64;
 constexpr size_t kWindowSteps = 8;  // simulated steps kept unreported at most
 constexpr int64_t kWatchdogPollNs = 100'000'000;  // the watchdog's check grid (watchdog.cc)
+// The `when` variables with one value on every rank at a step.
+constexpr uint32_t kRankFreeVars = (1u << static_cast<unsigned>(Var::kStep)) |
+                                   (1u << static_cast<unsigned>(Var::kWorldSize));
 
 // Ops a uniform step may hold: each is enqueued without the CPU waiting.
 bool uniform_op(OpKind k) {
@@ -75,6 +78,11 @@ bool HybridSim::uniform_path(int64_t step, Path* path) const {
     if (in.kind == InstrKind::kBranch) {
       const Expr& e = plan_.exprs[in.index];
       int64_t v = 0;
+      // Decided for every rank at once when it can be; else rank by rank.
+      if (rank_dependent(e) && e.eval_partial(vars0, kRankFreeVars, &v)) {
+        pc = v != 0 ? pc + 1 : in.target;
+        continue;
+      }
       if (!e.eval(vars0, &v)) return false;  // the event executor reports it
       if (rank_dependent(e)) {
         for (int r = 1; r < n_; ++r) {
