@@ -4,7 +4,8 @@
 // all-reduce) at 1k, 16k and 131k ranks (rank-steps/s, bytes per rank from the
 // executor's own reserved sizes), the floor program those steps are measured
 // against, the event executor on the step-400 scenario (events/s), the
-// founding case at 4,096 ranks on the event and hybrid executors, and a run
+// founding case at 4,096 ranks on the event and hybrid executors and at 4,096
+// and 131,072 on the hybrid beside the lockstep run of its fleet, and a run
 // that diverges every 100 steps (the hybrid coming back after each) on both.
 #include <benchmark/benchmark.h>
 
@@ -140,12 +141,16 @@ void BM_FleetSimStep400(benchmark::State& state) {
 }
 BENCHMARK(BM_FleetSimStep400)->Unit(benchmark::kMillisecond);
 
-// The founding case at `ranks` (tp 8), event executor (arg 0) or hybrid (arg 1):
-// rank-steps/s over the steps run (399 uniform ones, then the hang).
+// The founding case at `ranks` (tp 8), event executor (arg 0) or hybrid (arg 1),
+// or (arg 2) the lockstep run of the same fleet: bench/founding_lockstep_131k.yaml,
+// the program without its `when`, for the 400 steps the founding case runs.
+// rank-steps/s over the steps run (399 uniform ones, then the hang; 400 for lockstep).
 void BM_FoundingCase(benchmark::State& state) {
   const int64_t ranks = state.range(0);
   const std::string nodes = std::to_string(ranks / 8);
-  auto s = load_scenario(std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/step400_hang.yaml",
+  const bool lockstep = state.range(1) == 2;
+  auto s = load_scenario(std::string(FLEETSIM_SOURCE_DIR) +
+                             (lockstep ? "/bench/founding_lockstep_131k.yaml" : "/scenarios/step400_hang.yaml"),
                          {"fleet.nodes=" + nodes, "parallel.dp=" + nodes});
   const Plan plan = *compile_plan(*s);
   const auto cost = make_alpha_beta_model(plan.scenario.fleet);
@@ -153,12 +158,19 @@ void BM_FoundingCase(benchmark::State& state) {
   for (auto _ : state) {
     RunResult r;
     if (state.range(1) == 0) r = run_simulation(plan, *cost, {});
-    else HybridSim(plan, *cost, {}, nullptr).run(&r);
-    rank_steps += ranks * (r.steps_completed + 1);
+    else if (state.range(1) == 1) HybridSim(plan, *cost, {}, nullptr).run(&r);
+    else LockstepSim(plan, *cost, {}, nullptr).run(&r);
+    rank_steps += ranks * (lockstep ? r.steps_completed : r.steps_completed + 1);
   }
   state.counters["rank_steps_per_s"] = benchmark::Counter(static_cast<double>(rank_steps), benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_FoundingCase)->Args({4096, 0})->Args({4096, 1})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FoundingCase)
+    ->Args({4096, 0})
+    ->Args({4096, 1})
+    ->Args({4096, 2})
+    ->Args({131072, 1})
+    ->Args({131072, 2})
+    ->Unit(benchmark::kMillisecond);
 
 // A run that diverges now and then and completes: `ranks` ranks (tp 8), 1,000
 // steps of the founding case's program, every rank all-reducing the loss every

@@ -44,6 +44,14 @@ class Expr {
   // it as an error: docs/scenario-format.md, "when blocks").
   bool eval(const VarValues& vars, int64_t* out) const;
 
+  // Partial evaluation: only the variables whose bit (1 << Var) is set in
+  // `known` take their value from `vars`; the others may hold any value. True,
+  // with *out, when the value is the same whatever they hold and no division
+  // can fail (e.g. `rank == 0 && step % 400 == 0` at step 7 is 0 for every
+  // rank); false when that is not decided so (evaluate per value then). Does
+  // not allocate.
+  bool eval_partial(const VarValues& vars, uint32_t known, int64_t* out) const;
+
   // True if the expression reads `v` (e.g. to know whether it varies by step).
   bool uses(Var v) const;
 

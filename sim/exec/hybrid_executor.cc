@@ -15,6 +15,9 @@ namespace {
 constexpr int kMaxLaunchQueue = 64;
 constexpr size_t kWindowSteps = 8;  // simulated steps kept unreported at most
 constexpr int64_t kWatchdogPollNs = 100'000'000;  // the watchdog's check grid (watchdog.cc)
+// The `when` variables with one value on every rank at a step.
+constexpr uint32_t kRankFreeVars = (1u << static_cast<unsigned>(Var::kStep)) |
+                                   (1u << static_cast<unsigned>(Var::kWorldSize));
 
 // Ops a uniform step may hold: each is enqueued without the CPU waiting.
 bool uniform_op(OpKind k) {
@@ -56,6 +59,13 @@ HybridSim::HybridSim(const Plan& plan, const CostModel& cost, const std::vector<
   GroupTable table = group_table(plan, cost, timed_collective);
   groups_ = std::move(table.groups);
   op_cost_ = std::move(table.op_cost);
+  int most = 1;
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    lanes_.push_back(interleaved(static_cast<GroupKind>(g), groups_[g]));
+    most = std::max(most, lanes_.back());
+  }
+  lane_arrival_.resize(static_cast<size_t>(most));
+  lane_done_.resize(static_cast<size_t>(most));
 }
 
 int64_t HybridSim::op_cost(uint32_t op, GroupKind g, int instance) const {
@@ -75,6 +85,11 @@ bool HybridSim::uniform_path(int64_t step, Path* path) const {
     if (in.kind == InstrKind::kBranch) {
       const Expr& e = plan_.exprs[in.index];
       int64_t v = 0;
+      // Decided for every rank at once when it can be; else rank by rank.
+      if (rank_dependent(e) && e.eval_partial(vars0, kRankFreeVars, &v)) {
+        pc = v != 0 ? pc + 1 : in.target;
+        continue;
+      }
       if (!e.eval(vars0, &v)) return false;  // the event executor reports it
       if (rank_dependent(e)) {
         for (int r = 1; r < n_; ++r) {
@@ -101,24 +116,89 @@ bool HybridSim::uniform(int64_t step, Path* path) {
   return false;
 }
 
-// A collective over every instance of its group: each member's GPU is free at
-// the max arrival plus the cost.
-void HybridSim::collective(uint32_t op, StepRec& rec) {
+// Whether the instances of op's group hold every rank (then a collective
+// writes its whole row and need not start from a copy of the one before).
+bool HybridSim::covers_all(uint32_t op) const {
+  const GroupLayout& L = groups_[static_cast<size_t>(plan_.ops[op].group)];
+  return static_cast<int64_t>(L.count) * L.size == n_;
+}
+
+// How many instances of `L` (kind g) interleave: L.stride when each run of
+// L.stride consecutive instances holds consecutive lowest ranks (a dp group
+// under tp: the run's members fill a block of ranks), else 1.
+int HybridSim::interleaved(GroupKind g, const GroupLayout& L) const {
+  if (L.stride <= 1 || L.count % L.stride != 0) return 1;
+  for (int inst = 0; inst < L.count; ++inst)
+    if (first_member(plan_, g, inst) != first_member(plan_, g, inst - inst % L.stride) + inst % L.stride) return 1;
+  return L.stride;
+}
+
+// A collective over every instance of its group: each member's GPU, free at
+// `before` (the item before; may be `clock` itself), is free again at the max
+// arrival plus the cost, written to `clock`. Each member's wait is added to
+// rec.wait, or stored there (`store`: the step's first, over every rank).
+// Interleaved instances are done a block at a time, in rank order.
+void HybridSim::collective(uint32_t op, const int64_t* before, int64_t* clock, bool store, StepRec& rec) {
   const GroupKind g = plan_.ops[op].group;
   const GroupLayout& L = groups_[static_cast<size_t>(g)];
-  int64_t* clock = row(next_item_);
-  for (int inst = 0; inst < L.count; ++inst) {
-    const int base = first_member(plan_, g, inst);
+  const int w = lanes_[static_cast<size_t>(g)];
+  Arrival* a = lane_arrival_.data();
+  int64_t* done = lane_done_.data();
+  int64_t* wait = rec.wait.data();
+  for (int inst0 = 0; inst0 < L.count; inst0 += w) {
+    const int base = first_member(plan_, g, inst0);
     const int stop = base + L.size * L.stride;
-    const Arrival a = latest_arrival(clock, base, L);
-    keep_latest(a, &rec.last_arrival);
-    const int64_t m = a.ns;
-    const int64_t done = m + op_cost_[op][L.shape_class[static_cast<size_t>(inst)]];
-    for (int r = base; r < stop; r += L.stride) {
-      rec.wait[static_cast<size_t>(r)] += m - clock[r];
-      clock[r] = done;
+    if (w == 1) {
+      a[0] = latest_arrival(before, base, L);
+    } else {
+      for (int j = 0; j < w; ++j) a[j] = Arrival{0, base + j};
+      for (int r = base; r < stop; r += L.stride)
+        for (int j = 0; j < w; ++j)
+          if (before[r + j] > a[j].ns) a[j] = Arrival{before[r + j], r + j};
     }
+    for (int j = 0; j < w; ++j) {
+      keep_latest(a[j], &rec.last_arrival);
+      done[j] = a[j].ns + op_cost_[op][L.shape_class[static_cast<size_t>(inst0 + j)]];
+    }
+    for (int r = base; r < stop; r += L.stride)
+      for (int j = 0; j < w; ++j) {
+        const int64_t waited = a[j].ns - before[r + j];
+        wait[r + j] = store ? waited : wait[r + j] + waited;
+        clock[r + j] = done[j];
+      }
   }
+}
+
+// Item next_item_ of rec's step over every rank: the op `at` (instruction, op),
+// or the step's marker when null. Each item starts from the one before; a
+// collective over every rank reads that in place rather than from a copy.
+void HybridSim::simulate_item(const std::pair<uint32_t, uint32_t>* at, StepRec& rec, StepSums* sums) {
+  ItemMeta& m = meta_[static_cast<size_t>(next_item_ % ring_)];
+  const bool whole_row = at != nullptr && next_item_ > 0 && plan_.ops[at->second].kind != OpKind::kCompute &&
+                         covers_all(at->second);
+  if (next_item_ == 0) std::fill_n(row(0), n_, 0);
+  else if (!whole_row) std::copy_n(row(next_item_ - 1), n_, row(next_item_));
+  if (at == nullptr) {
+    m.kind = ItemKind::kStepMarker;
+    m.pc = static_cast<uint32_t>(plan_.program.size());
+    return;
+  }
+  m.pc = at->first;
+  m.op = at->second;
+  if (plan_.ops[m.op].kind == OpKind::kCompute) {
+    compute_time_.add_all(rec.step, m.op, row(next_item_), rec.compute.data(),
+                          sums->compute ? ComputeTime::Sum::kAdd : ComputeTime::Sum::kStore);
+    sums->compute = true;
+    return;
+  }
+  m.kind = ItemKind::kCollective;
+  if (first_collective_ < 0) first_collective_ = next_item_;
+  const bool store = !sums->wait && covers_all(m.op);
+  if (!sums->wait && !store) std::fill(rec.wait.begin(), rec.wait.end(), 0);
+  sums->wait = true;
+  collective(m.op, whole_row ? row(next_item_ - 1) : row(next_item_), row(next_item_), store, rec);
+  ++records_;
+  ++seq_[static_cast<size_t>(plan_.ops[m.op].group)];
 }
 
 // Runs `step` over every rank, one ring row per item. False if the ring would
@@ -132,8 +212,12 @@ bool HybridSim::simulate_step(int64_t step, const Path& path) {
   rec.first_item = next_item_;
   rec.partial = false;
   rec.last_arrival = Arrival{};
-  rec.compute.assign(static_cast<size_t>(n_), 0);
-  rec.wait.assign(static_cast<size_t>(n_), 0);
+  rec.latest_rank = -1;
+  // The step's first compute op and first collective over every rank store
+  // their times rather than add them: no zeroing pass, unless none comes.
+  rec.compute.resize(static_cast<size_t>(n_));
+  rec.wait.resize(static_cast<size_t>(n_));
+  StepSums sums;
   const int64_t oldest_needed = (window_.empty() ? next_item_ : window_.front().first_item) - qcap_;
   for (size_t i = 0; i <= path.size(); ++i) {
     if (next_item_ - ring_ >= 0 && next_item_ - ring_ >= oldest_needed) return false;
@@ -142,24 +226,7 @@ bool HybridSim::simulate_step(int64_t step, const Path& path) {
     m.step = step;
     m.records = records_;
     std::copy(std::begin(seq_), std::end(seq_), std::begin(m.seq));
-    if (next_item_ > 0) std::copy_n(row(next_item_ - 1), n_, row(next_item_));
-    else std::fill_n(row(0), n_, 0);
-    if (i == path.size()) {
-      m.kind = ItemKind::kStepMarker;
-      m.pc = static_cast<uint32_t>(plan_.program.size());
-    } else {
-      m.pc = path[i].first;
-      m.op = path[i].second;
-      if (plan_.ops[m.op].kind == OpKind::kCompute) {
-        compute_time_.add_all(step, m.op, row(next_item_), rec.compute.data());
-      } else {
-        m.kind = ItemKind::kCollective;
-        if (first_collective_ < 0) first_collective_ = next_item_;
-        collective(m.op, rec);
-        ++records_;
-        ++seq_[static_cast<size_t>(plan_.ops[m.op].group)];
-      }
-    }
+    simulate_item(i < path.size() ? &path[i] : nullptr, rec, &sums);
     // After a return, a rank that had passed this item ran its next from the time FleetSim gave.
     for (; next_start_ < starts_.size() && starts_[next_start_].first == next_item_; ++next_start_) {
       const int r = starts_[next_start_].second;
@@ -174,6 +241,8 @@ bool HybridSim::simulate_step(int64_t step, const Path& path) {
     }
     ++next_item_;
   }
+  if (!sums.compute) std::fill(rec.compute.begin(), rec.compute.end(), 0);
+  if (!sums.wait) std::fill(rec.wait.begin(), rec.wait.end(), 0);
   rec.marker_item = next_item_ - 1;
   window_.push_back(std::move(rec));
   last_step_ = step;
@@ -196,7 +265,17 @@ void HybridSim::feed_whole_steps(int64_t before_ns) {
     StepRec& rec = window_[fed];
     int64_t last = 0;
     if (!rec.partial) {
-      for (int r = 0; r < n_; ++r) last = std::max(last, end(rec.marker_item, r));
+      if (rec.latest_rank < 0) {  // found once: the marker's row does not change
+        const int64_t* ends = row(rec.marker_item);
+        rec.latest_ns = 0;
+        rec.latest_rank = 0;
+        for (int r = 0; r < n_; ++r)
+          if (ends[r] > rec.latest_ns) {
+            rec.latest_ns = ends[r];
+            rec.latest_rank = r;
+          }
+      }
+      last = rec.latest_ns;
     } else {  // ranks that had finished it before the return are FleetSim's
       for (int r = 0; r < n_; ++r)
         if (ret_head_[static_cast<size_t>(r)] <= rec.marker_item) last = std::max(last, end(rec.marker_item, r));
@@ -214,9 +293,13 @@ void HybridSim::feed_whole_steps(int64_t before_ns) {
       w.started = SimTime{rec.last_arrival.ns};
       for (Observer* o : obs_) o->on_work_started(w);
     }
-    for (int r = 0; r < n_; ++r)
-      for (Observer* o : obs_)
-        if (o != accounted_) o->on_step_end(r, rec.step, SimTime{end(rec.marker_item, r)});
+    StepEnds ends;
+    ends.step = rec.step;
+    ends.end_ns = std::span<const int64_t>(row(rec.marker_item), static_cast<size_t>(n_));
+    ends.latest_ns = rec.latest_ns;
+    ends.latest_rank = rec.latest_rank;
+    for (Observer* o : obs_)
+      if (o != accounted_) o->on_step_end_all(ends);
     if (accounting_) accounting_->on_step_accounted(rec.step, rec.compute, rec.wait);
     for (int64_t k = rec.first_item; k < rec.marker_item; ++k) {  // one event per kernel and per collective instance
       const ItemMeta& m = meta(k);

@@ -62,6 +62,8 @@ class HybridSim {
     int64_t first_item = 0, marker_item = 0;
     bool partial = false;  // the event executor reported part of it (before a return)
     Arrival last_arrival;  // at a collective
+    int64_t latest_ns = 0;  // the latest end of the step over the ranks, and
+    int latest_rank = -1;   // the lowest rank ending then (-1: not found yet)
     std::vector<int64_t> compute, wait;  // per rank (ns)
   };
 
@@ -71,7 +73,13 @@ class HybridSim {
   bool uniform_path(int64_t step, Path* path) const;
   bool uniform(int64_t step, Path* path);  // uniform_path, remembering the steps that are not
   bool simulate_step(int64_t step, const Path& path);
-  void collective(uint32_t op, StepRec& rec);
+  struct StepSums {  // whether the step's compute and wait sums have their first term
+    bool compute = false, wait = false;
+  };
+  void simulate_item(const std::pair<uint32_t, uint32_t>* at, StepRec& rec, StepSums* sums);
+  bool covers_all(uint32_t op) const;
+  int interleaved(GroupKind g, const GroupLayout& L) const;
+  void collective(uint32_t op, const int64_t* before, int64_t* clock, bool store, StepRec& rec);
   void feed_whole_steps(int64_t before_ns);
   int64_t cpu_reaches_next_step() const;
   int64_t stretch(int64_t* step);
@@ -113,6 +121,9 @@ class HybridSim {
   uint32_t seq_[kGroupKinds] = {};
   std::vector<GroupLayout> groups_;   // per GroupKind
   std::vector<std::vector<int64_t>> op_cost_;  // per plan op: cost per shape class
+  std::vector<int> lanes_;            // per GroupKind: instances a collective does at once (interleaved)
+  std::vector<Arrival> lane_arrival_; // scratch: their latest arrivals
+  std::vector<int64_t> lane_done_;    //   and when they end
   std::vector<StepRec> window_;       // simulated steps not yet fed, oldest first
   std::vector<StepRec> spare_;        // their reusable buffers
   int64_t first_fault_step_ = INT64_MAX;

@@ -192,15 +192,21 @@ ComputeTime::ClockRange ComputeTime::add_normal(int64_t step, uint32_t op_index,
   return range;
 }
 
-// Any other op: sample_ns rank by rank.
+// Any other op: sample_ns rank by rank (found once for a GPU op without jitter or faults).
 template <int kCompute>
 ComputeTime::ClockRange ComputeTime::add_sampled(int64_t step, uint32_t op_index, int64_t* clock,
                                                  int64_t* compute) const {
   ClockRange range;
   size_t hi_rank = 0;
   const auto n = static_cast<size_t>(plan_.ranks);
-  for (size_t r = 0; r < n; ++r)
-    put<kCompute>(clock, compute, r, sample_ns(static_cast<int>(r), step, op_index), &range, &hi_rank);
+  const PlanOp& op = plan_.ops[op_index];
+  if (op.kind == OpKind::kCompute && !samplers_[op_index].active && plan_.stragglers.empty()) {
+    const int64_t d = to_ns(static_cast<double>(op.time.ns));  // sample_ns's value on every rank
+    for (size_t r = 0; r < n; ++r) put<kCompute>(clock, compute, r, d, &range, &hi_rank);
+  } else {
+    for (size_t r = 0; r < n; ++r)
+      put<kCompute>(clock, compute, r, sample_ns(static_cast<int>(r), step, op_index), &range, &hi_rank);
+  }
   if (n > 0) range.hi_rank = static_cast<int>(hi_rank);
   return range;
 }

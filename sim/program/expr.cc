@@ -363,6 +363,111 @@ bool Expr::run(size_t begin, size_t end, const VarValues& vars, int64_t* out) co
   return true;
 }
 
+namespace {
+
+// A value of partial evaluation: known, or any value at all.
+struct Partial {
+  int64_t v = 0;
+  bool known = false;
+};
+
+// A binary operator over partial values; false if it may have no value (a
+// division that is by zero or overflows for some value of an unknown side).
+bool partial_binary(uint8_t code, Partial b, Partial* a) {
+  if (a->known && b.known) {
+    const auto ua = static_cast<uint64_t>(a->v), ub = static_cast<uint64_t>(b.v);
+    switch (code) {
+      case kAdd: a->v = wrap(ua + ub); return true;
+      case kSub: a->v = wrap(ua - ub); return true;
+      case kMul: a->v = wrap(ua * ub); return true;
+      case kDiv:
+      case kMod:
+        if (b.v == 0 || (b.v == -1 && a->v == std::numeric_limits<int64_t>::min())) return false;
+        a->v = code == kDiv ? a->v / b.v : a->v % b.v;
+        return true;
+      case kEq: a->v = a->v == b.v; return true;
+      case kNe: a->v = a->v != b.v; return true;
+      case kLt: a->v = a->v < b.v; return true;
+      case kLe: a->v = a->v <= b.v; return true;
+      case kGt: a->v = a->v > b.v; return true;
+      case kGe: a->v = a->v >= b.v; return true;
+      default: FLEETSIM_CHECK(false && "bad expression opcode");
+    }
+  }
+  if (code == kDiv || code == kMod) {  // an unknown divisor may be 0; an unknown dividend INT64_MIN
+    if (!b.known || b.v == 0 || b.v == -1) return false;
+    if (code == kMod && (b.v == 1)) {  // x % 1 == 0 for every x
+      *a = Partial{0, true};
+      return true;
+    }
+  }
+  if (code == kMul && ((a->known && a->v == 0) || (b.known && b.v == 0))) {
+    *a = Partial{0, true};
+    return true;
+  }
+  *a = Partial{};
+  return true;
+}
+
+}  // namespace
+
+// The stack machine of run() over partial values. An && or || whose left side
+// is unknown evaluates its right side and is decided only when that decides it
+// (0 for &&, non-zero for ||): `pending` holds such operators until their end.
+bool Expr::eval_partial(const VarValues& vars, uint32_t known, int64_t* out) const {
+  struct Pending {
+    size_t target;
+    bool is_and;
+  };
+  std::array<Partial, kMaxStack + 1> st;
+  std::array<Pending, kMaxStack + kMaxNesting + 8> pending;  // one per open && or || at most
+  size_t sp = 0, np = 0;
+  size_t pc = 0;
+  for (;;) {
+    for (; np > 0 && pending[np - 1].target == pc; --np) {
+      Partial& top = st[sp - 1];
+      const bool decides = top.known && (pending[np - 1].is_and ? top.v == 0 : top.v != 0);
+      if (!decides) top = Partial{};
+    }
+    if (pc >= code_.size()) break;
+    const Instr& in = code_[pc++];
+    if (in.code == kPush) { st[sp++] = Partial{in.value, true}; continue; }
+    if (in.code == kLoad) {
+      const auto i = static_cast<size_t>(in.value);
+      st[sp++] = Partial{vars[i], ((known >> i) & 1u) != 0};
+      continue;
+    }
+    Partial& top = st[sp - 1];
+    switch (in.code) {
+      case kNot: top.v = top.v == 0 ? 1 : 0; continue;
+      case kNeg: top.v = wrap(0 - static_cast<uint64_t>(top.v)); continue;
+      case kToBool: top.v = top.v != 0 ? 1 : 0; continue;
+      case kAndJump:
+      case kOrJump: {
+        const bool is_and = in.code == kAndJump;
+        if (!top.known) {
+          FLEETSIM_CHECK(np < pending.size());
+          pending[np++] = Pending{static_cast<size_t>(in.value), is_and};
+          --sp;
+        } else if ((top.v == 0) == is_and) {  // decided by the left side
+          top.v = is_and ? 0 : 1;
+          pc = static_cast<size_t>(in.value);
+        } else {
+          --sp;
+        }
+        continue;
+      }
+      default: break;
+    }
+    const Partial b = st[--sp];
+    if (!partial_binary(in.code, b, &st[sp - 1])) return false;
+  }
+  FLEETSIM_CHECK(sp == 1);
+  if (!st[0].known) return false;
+  *out = st[0].v;
+  return true;
+}
+
 bool Expr::uses(Var v) const { return (vars_used_ >> static_cast<unsigned>(v)) & 1u; }
 
 }  // namespace fleetsim
