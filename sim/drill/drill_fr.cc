@@ -37,7 +37,8 @@ std::string fr_row(const diagnose::FrDump& d) {
     if (last_p2p) {
       const diagnose::FrEntry& e = *last_p2p;
       text += "    newest p2p: p2p_seq " + std::to_string(e.p2p_seq_id) + " " + e.profiling_name + " in " +
-              e.input_sizes() + " " + e.input_dtypes() + " " + e.state + (e.op_name().empty() ? "" : " (" + e.op_name() + ")") +
+              e.input_sizes() + " " + e.input_dtypes() + " " + e.state +
+              (e.op_name().empty() ? "" : " (" + e.op_name() + ")") +
               "\n";
     }
     const size_t kind = static_cast<size_t>(
