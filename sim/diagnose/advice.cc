@@ -31,17 +31,17 @@ void WalkContext::fill_watchdog(BlockedOp& b) const {
   int64_t newest = -1;
   for (const auto& [r, dump] : rec.dumps) {
     for (const FrEntry& e : dump.entries) {
-      if (e.timeout_ms <= 0) continue;
-      const bool at_divergence = blamed_ && e.pg_name == blamed_->pg_name &&
+      if (e.timeout_ms() <= 0) continue;
+      const bool at_divergence = blamed_ && e.pg_name() == blamed_->pg_name &&
                                  (blamed_->p2p ? e.is_p2p && e.p2p_seq_id == blamed_->seq
                                                : !e.is_p2p && e.collective_seq_id == blamed_->seq);
       if (at_divergence) {
-        b.watchdog_s = static_cast<double>(e.timeout_ms) / 1000;
+        b.watchdog_s = static_cast<double>(e.timeout_ms()) / 1000;
         return;
       }
       if (e.time_created_ns > newest) {
         newest = e.time_created_ns;
-        b.watchdog_s = static_cast<double>(e.timeout_ms) / 1000;
+        b.watchdog_s = static_cast<double>(e.timeout_ms()) / 1000;
       }
     }
   }

@@ -53,7 +53,7 @@ bool WalkContext::finished_its_steps(int rank, const std::string& pg) const {
   for (const FrEntry& e : dump.entries) {
     if (e.state != "completed") return false;
   }
-  if (dump.entries.back().step != rec.summary->steps_planned) return false;
+  if (dump.entries.back().step() != rec.summary->steps_planned) return false;
   auto own = dump.status.find(pg);
   const FrGroup* g = group_config(dump, pg);
   if (own == dump.status.end() || !g) return false;

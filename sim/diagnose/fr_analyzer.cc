@@ -28,7 +28,7 @@ bool variable_size(const std::string& profiling_name) {
 }
 
 std::string sizes_key(const FrEntry& e) {
-  return variable_size(e.profiling_name) ? std::string("*|*") : e.input_sizes + "|" + e.output_sizes;
+  return variable_size(e.profiling_name) ? std::string("*|*") : e.input_sizes() + "|" + e.output_sizes();
 }
 
 // One member's view of one group.
@@ -48,7 +48,7 @@ struct GroupView {
 void fill_lane(const FrDump& dump, const std::string& name, Lane& lane) {
   lane.has_dump = true;
   for (const FrEntry& e : dump.entries) {
-    if (e.pg_name != name || e.is_p2p || e.collective_seq_id < 0) continue;
+    if (e.pg_name() != name || e.is_p2p || e.collective_seq_id < 0) continue;
     lane.by_seq[e.collective_seq_id] = &e;
     lane.max_known = std::max(lane.max_known, e.collective_seq_id);
   }
@@ -69,7 +69,7 @@ std::vector<GroupView> build_groups(const std::map<int, FrDump>& dumps) {
       fill_lane(dump, n, v.lanes[rank]);
       if (v.desc.empty()) {
         for (const FrEntry& e : dump.entries) {
-          if (e.pg_name == n && !e.pg_desc.empty()) v.desc = e.pg_desc;
+          if (e.pg_name() == n && !e.pg_desc().empty()) v.desc = e.pg_desc();
         }
       }
     }
@@ -99,8 +99,8 @@ std::optional<std::string> class_at(const Lane& lane, int64_t seq, bool use_name
   const FrEntry& e = *it->second;
   *entry = &e;
   std::string key = e.profiling_name + "|" + sizes_key(e) + "|" +
-                    e.input_dtypes + "|" + e.output_dtypes;
-  if (use_names) key += "|" + e.op_name;
+                    e.input_dtypes() + "|" + e.output_dtypes();
+  if (use_names) key += "|" + e.op_name();
   return key;
 }
 
@@ -111,9 +111,9 @@ const FrEntry* entry_at(const Lane& lane, int64_t seq) {
 
 bool same_op(const FrEntry* a, const FrEntry* b) {
   return a && b && a->profiling_name == b->profiling_name && sizes_key(*a) == sizes_key(*b) &&
-         a->input_dtypes == b->input_dtypes &&
-         a->output_dtypes == b->output_dtypes &&
-         (a->op_name.empty() || b->op_name.empty() || a->op_name == b->op_name);
+         a->input_dtypes() == b->input_dtypes() &&
+         a->output_dtypes() == b->output_dtypes() &&
+         (a->op_name().empty() || b->op_name().empty() || a->op_name() == b->op_name());
 }
 
 // How many ops in a row line up when the odd lane is read `offset` seqs later
@@ -130,8 +130,8 @@ int run_length(const Lane& odd, const Lane& ref, int64_t seq, int offset) {
 int detect_shift(const Lane& odd, const Lane& ref, int64_t seq) {
   const FrEntry* o = entry_at(odd, seq);
   const FrEntry* r = entry_at(ref, seq);
-  if (o && !o->when.empty() && (!r || r->when.empty())) return +1;
-  if (r && !r->when.empty() && (!o || o->when.empty())) return -1;
+  if (o && !o->when().empty() && (!r || r->when().empty())) return +1;
+  if (r && !r->when().empty() && (!o || o->when().empty())) return -1;
   const int extra = run_length(odd, ref, seq, +1);
   int skipped = 0;
   for (int64_t s = seq; same_op(entry_at(odd, s), entry_at(ref, s + 1)); ++s) ++skipped;
@@ -149,16 +149,16 @@ void describe_mismatch(const FrEntry& want, const FrEntry& got, Divergence& d) {
     d.found = got.profiling_name;
   } else if (sizes_key(want) != sizes_key(got)) {
     d.kind = DivergenceKind::kSize;
-    d.expected = "input sizes " + want.input_sizes + ", output sizes " + want.output_sizes;
-    d.found = "input sizes " + got.input_sizes + ", output sizes " + got.output_sizes;
-  } else if (want.input_dtypes != got.input_dtypes || want.output_dtypes != got.output_dtypes) {
+    d.expected = "input sizes " + want.input_sizes() + ", output sizes " + want.output_sizes();
+    d.found = "input sizes " + got.input_sizes() + ", output sizes " + got.output_sizes();
+  } else if (want.input_dtypes() != got.input_dtypes() || want.output_dtypes() != got.output_dtypes()) {
     d.kind = DivergenceKind::kDtype;
-    d.expected = "dtypes " + want.input_dtypes;
-    d.found = "dtypes " + got.input_dtypes;
+    d.expected = "dtypes " + want.input_dtypes();
+    d.found = "dtypes " + got.input_dtypes();
   } else {
     d.kind = DivergenceKind::kOpName;
-    d.expected = "op " + want.op_name;
-    d.found = "op " + got.op_name;
+    d.expected = "op " + want.op_name();
+    d.found = "op " + got.op_name();
   }
 }
 
@@ -171,7 +171,7 @@ std::string pick_majority(const Classes& classes, const std::map<int, const FrEn
                           bool* tie) {
   auto score = [&](const Classes::value_type& c) {
     const FrEntry* e = at.count(c.second.front()) ? at.at(c.second.front()) : nullptr;
-    const int has_when = e && !e->when.empty() ? 1 : 0;
+    const int has_when = e && !e->when().empty() ? 1 : 0;
     const int present = c.first == kAbsent ? 0 : 1;
     return std::tuple<size_t, int, int>(c.second.size(), 1 - has_when, present);
   };
@@ -205,7 +205,7 @@ std::set<int64_t> seqs_of(const GroupView& v) {
 bool all_named(const GroupView& v, int64_t seq) {
   for (const auto& [r, lane] : v.lanes) {
     const FrEntry* e = entry_at(lane, seq);
-    if (e && e->op_name.empty()) return false;
+    if (e && e->op_name().empty()) return false;
   }
   return true;
 }
@@ -227,15 +227,15 @@ void fill_divergence(const GroupView& v, int64_t seq, const Classes& classes,
   const FrEntry* shown = odd_e && d.shift >= 0 ? odd_e : (ref_e ? ref_e : odd_e);
   if (shown) {
     d.op = shown->profiling_name;
-    d.op_name = shown->op_name;
-    d.site = shown->site;
-    d.step = shown->step;
+    d.op_name = shown->op_name();
+    d.site = shown->site();
+    d.step = shown->step();
   }
-  if (odd_e && !odd_e->when.empty()) {
-    d.when = odd_e->when;
+  if (odd_e && !odd_e->when().empty()) {
+    d.when = odd_e->when();
     d.when_on_minority = true;
-  } else if (ref_e && !ref_e->when.empty()) {
-    d.when = ref_e->when;
+  } else if (ref_e && !ref_e->when().empty()) {
+    d.when = ref_e->when();
   }
   d.time_ns = LLONG_MAX;
   for (const auto& [r, e] : at) d.time_ns = std::min(d.time_ns, e->time_created_ns);
@@ -296,16 +296,16 @@ void find_timeouts(const std::map<int, FrDump>& dumps, FrFindings& f) {
     for (const FrEntry& e : dump.entries) {
       // With timing off an entry stays `scheduled` (and is retired) once done: pg_status
       // says whether its group completed it.
-      auto st = dump.status.find(e.pg_name);
+      auto st = dump.status.find(e.pg_name());
       const bool done_by_status =
           !e.is_p2p && st != dump.status.end() && e.collective_seq_id >= 0 && e.collective_seq_id <= st->second.last_completed;
       if (e.state == "completed" || done_by_status) continue;
-      const bool aged = e.timeout_ms > 0 && e.time_created_ns > 0 &&
-                        f.now_ns - e.time_created_ns > e.timeout_ms * 1000000;
+      const bool aged = e.timeout_ms() > 0 && e.time_created_ns > 0 &&
+                        f.now_ns - e.time_created_ns > e.timeout_ms() * 1000000;
       if (!e.retired && !aged) continue;
       TimedOut t;
       t.rank = rank;
-      t.pg_name = e.pg_name;
+      t.pg_name = e.pg_name();
       t.seq = e.is_p2p ? e.p2p_seq_id : e.collective_seq_id;
       t.op = e.profiling_name;
       t.why = e.retired ? "retired, not completed" : "older than its timeout";
@@ -322,7 +322,7 @@ namespace {
 std::set<std::string> named_in_work(const FrDump& dump) {
   std::set<std::string> names;
   for (const FrEntry& e : dump.entries) {
-    if (!e.pg_name.empty()) names.insert(e.pg_name);
+    if (!e.pg_name().empty()) names.insert(e.pg_name());
   }
   for (const auto& [n, st] : dump.status) {
     if (!n.empty()) names.insert(n);

@@ -87,15 +87,15 @@ std::vector<Divergence> find_p2p_divergences(const std::map<int, FrDump>& dumps)
   for (const auto& [rank, dump] : dumps) {
     for (const FrEntry& e : dump.entries) {
       if (!e.is_p2p) continue;
-      const FrGroup* g = group_config(dump, e.pg_name);
+      const FrGroup* g = group_config(dump, e.pg_name());
       const std::vector<int> none;
       std::optional<P2pOp> op = parse_p2p(e, rank, g ? g->ranks : none);
       if (!op) continue;
-      desc[e.pg_name] = !e.pg_desc.empty() ? e.pg_desc : g ? g->desc : "";
+      desc[e.pg_name()] = !e.pg_desc().empty() ? e.pg_desc() : g ? g->desc : "";
       if (op->send) {
-        sends[{e.pg_name, op->self, op->peer}].push_back(&e);
+        sends[{e.pg_name(), op->self, op->peer}].push_back(&e);
       } else {
-        recvs[{e.pg_name, op->peer, op->self}].push_back(&e);
+        recvs[{e.pg_name(), op->peer, op->self}].push_back(&e);
       }
     }
   }
@@ -149,7 +149,7 @@ std::vector<Divergence> find_p2p_divergences(const std::map<int, FrDump>& dumps)
     const std::vector<const FrEntry*>& shorter = more_sends ? r : s;
     size_t i = 0;
     // With step frames, the first step the longer side has that the shorter lacks.
-    while (i < shorter.size() && (longer[i]->step < 0 || longer[i]->step == shorter[i]->step)) ++i;
+    while (i < shorter.size() && (longer[i]->step() < 0 || longer[i]->step() == shorter[i]->step())) ++i;
     if (i >= longer.size()) i = shorter.size();
     const FrEntry& odd = *longer[std::min(i, longer.size() - 1)];
     d.seq = odd.p2p_seq_id;
@@ -161,12 +161,12 @@ std::vector<Divergence> find_p2p_divergences(const std::map<int, FrDump>& dumps)
                (more_sends ? "<-" : "->") + d.op.substr(sp + 1, ar - sp - 1);
       }
     }
-    d.op_name = odd.op_name;
-    d.when = odd.when;
+    d.op_name = odd.op_name();
+    d.when = odd.when();
     d.time_ns = odd.time_created_ns;
     d.found = std::to_string(culprit == a ? s.size() : r.size()) + (culprit == a ? " sends" : " recvs");
     d.expected = std::to_string(culprit == a ? r.size() : s.size()) + (culprit == a ? " recvs" : " sends");
-    d.step = odd.step;
+    d.step = odd.step();
     out.push_back(d);
   }
   return out;

@@ -32,16 +32,16 @@ Aligned align_completed(const std::map<int, FrDump>& dumps) {
     std::map<std::string, size_t> of_name;  // this dump's pg names -> into `out`, the key made once
     for (const FrEntry& e : dump.entries) {
       if (e.is_p2p || e.state != "completed" || e.collective_seq_id < 0) continue;
-      const FrGroup* g = group_config(dump, e.pg_name);
-      auto named = of_name.find(e.pg_name);
+      const FrGroup* g = group_config(dump, e.pg_name());
+      auto named = of_name.find(e.pg_name());
       if (named == of_name.end()) {
         std::vector<int> members = g ? g->ranks : std::vector<int>{};
-        auto [it, fresh] = index.emplace(e.pg_name + format_ranks(members), out.size());
-        if (fresh) out.push_back({GroupInfo{e.pg_name, "", std::move(members)}, {}});
-        named = of_name.emplace(e.pg_name, it->second).first;
+        auto [it, fresh] = index.emplace(e.pg_name() + format_ranks(members), out.size());
+        if (fresh) out.push_back({GroupInfo{e.pg_name(), "", std::move(members)}, {}});
+        named = of_name.emplace(e.pg_name(), it->second).first;
       }
       AlignedGroup& ag = out[named->second];
-      ag.info.desc = e.pg_desc.empty() && g ? g->desc : e.pg_desc;
+      ag.info.desc = e.pg_desc().empty() && g ? g->desc : e.pg_desc();
       ag.at.emplace_back(e.collective_seq_id, rank, &e);
     }
   }
@@ -145,12 +145,12 @@ std::optional<SlowGroup> find_slow_group(const std::map<int, FrDump>& dumps) {
       double fastest_ms = 0;
       const FrEntry* any = nullptr;
       for (const auto& [r, e] : at) {
-        if (!e->duration_ms || *e->duration_ms <= 0) continue;
-        if (!any || *e->duration_ms < fastest_ms) fastest_ms = *e->duration_ms;
+        if (!e->duration_ms() || *e->duration_ms() <= 0) continue;
+        if (!any || *e->duration_ms() < fastest_ms) fastest_ms = *e->duration_ms();
         any = e;
       }
-      if (!any || any->input_numel <= 0) return;
-      const double bytes = static_cast<double>(any->input_numel) * dtype_bytes(any->input_dtypes);
+      if (!any || any->input_numel() <= 0) return;
+      const double bytes = static_cast<double>(any->input_numel()) * dtype_bytes(any->input_dtypes());
       const double n = static_cast<double>(std::max<size_t>(aligned[key].info.members.size(), at.size()));
       samples.push_back(bytes / (fastest_ms * 1e6) * bus_factor(any->profiling_name, n));
     });

@@ -65,7 +65,7 @@ Progress progress_of(const FrDump& dump, const std::string& name, Group& g) {
   const bool timed = timing_on(dump);
   int64_t first_open = -1, max_seen = -1, max_done = -1;
   for (const FrEntry& e : dump.entries) {
-    if (e.pg_name != name || e.is_p2p || e.collective_seq_id < 0) continue;
+    if (e.pg_name() != name || e.is_p2p || e.collective_seq_id < 0) continue;
     g.op_at.emplace(e.collective_seq_id, e.profiling_name);
     max_seen = std::max(max_seen, e.collective_seq_id);
     if (finished(e, st, timed)) {
@@ -91,7 +91,7 @@ std::map<std::string, Group> collect_groups(const std::map<int, FrDump>& dumps) 
   std::map<std::string, Group> groups;
   for (const auto& [rank, dump] : dumps) {
     std::set<std::string> in_entries;
-    for (const FrEntry& e : dump.entries) in_entries.insert(e.pg_name);
+    for (const FrEntry& e : dump.entries) in_entries.insert(e.pg_name());
     for (const std::string& n : group_names(dump)) {
       const FrGroup* c = group_config(dump, n);
       // pg_status keyed by a local pg_id the reader could not map (an empty dump) would
@@ -103,7 +103,7 @@ std::map<std::string, Group> collect_groups(const std::map<int, FrDump>& dumps) 
         if (g.desc.empty()) g.desc = c->desc;
       }
       for (const FrEntry& e : dump.entries) {
-        if (g.desc.empty() && e.pg_name == n) g.desc = e.pg_desc;
+        if (g.desc.empty() && e.pg_name() == n) g.desc = e.pg_desc();
       }
       g.at[rank] = progress_of(dump, n, g);
     }
@@ -228,18 +228,18 @@ void find_p2p_blockers(const std::map<int, FrDump>& dumps, const std::map<int, b
     const bool timed = timing_on(dump);
     for (const FrEntry& e : dump.entries) {
       if (!e.is_p2p || finished(e, nullptr, timed)) continue;
-      const FrGroup* g = group_config(dump, e.pg_name);
+      const FrGroup* g = group_config(dump, e.pg_name());
       const std::optional<P2pPeer> p = p2p_peer(e, rank, g ? g->ranks : std::vector<int>{});
       if (!p) continue;
-      open.emplace(Key{e.pg_name, rank, p->peer, p->send}, &e);
-      if (g && !g->desc.empty()) desc[e.pg_name] = g->desc;
+      open.emplace(Key{e.pg_name(), rank, p->peer, p->send}, &e);
+      if (g && !g->desc.empty()) desc[e.pg_name()] = g->desc;
     }
   }
   for (const auto& [key, e] : open) {
     const auto& [pg, self, peer, send] = key;
     if (open.count({pg, peer, self, !send})) continue;  // its partner's half is posted
     const bool no_dump = !dumps.count(peer);
-    const std::string& pg_desc = desc.count(pg) ? desc[pg] : e->pg_desc;
+    const std::string& pg_desc = desc.count(pg) ? desc[pg] : e->pg_desc();
     const std::string op = partner_op(e->profiling_name);
     const int waiter[] = {self};
     if (!no_dump && pending.at(peer)) {

@@ -54,13 +54,13 @@ std::map<std::pair<std::string, std::string>, Timed> time_instances(const std::m
   for (const auto& [rank, dump] : dumps) {
     std::map<std::string, std::string> key_of;  // pg name -> pg name + members, made once per dump
     for (const FrEntry& e : dump.entries) {
-      if (e.is_p2p || e.state != "completed" || e.collective_seq_id < 0 || !e.duration_ms) continue;
-      auto g = dump.groups.find(e.pg_name);
+      if (e.is_p2p || e.state != "completed" || e.collective_seq_id < 0 || !e.duration_ms()) continue;
+      auto g = dump.groups.find(e.pg_name());
       if (g == dump.groups.end() || g->second.ranks.empty()) continue;
-      auto key = key_of.find(e.pg_name);
-      if (key == key_of.end()) key = key_of.emplace(e.pg_name, e.pg_name + format_ranks(g->second.ranks)).first;
+      auto key = key_of.find(e.pg_name());
+      if (key == key_of.end()) key = key_of.emplace(e.pg_name(), e.pg_name() + format_ranks(g->second.ranks)).first;
       At& at = by_seq[{key->second, e.collective_seq_id}];
-      if (!at.e || *e.duration_ms < at.min_ms) at.min_ms = *e.duration_ms;
+      if (!at.e || *e.duration_ms() < at.min_ms) at.min_ms = *e.duration_ms();
       if (!at.e) at.e = &e, at.members = g->second.ranks;
       ++at.seen;
     }
@@ -68,14 +68,14 @@ std::map<std::pair<std::string, std::string>, Timed> time_instances(const std::m
   std::map<std::pair<std::string, std::string>, Timed> out;
   for (const auto& [key, at] : by_seq) {
     if (at.seen != at.members.size()) continue;  // a member's entry rotated out: not the collective's time
-    const std::string desc = at.e->pg_desc;
+    const std::string desc = at.e->pg_desc();
     std::optional<int> kind = kind_of(desc);
     if (!kind) continue;
-    Timed& t = out[{key.first, at.e->op_name}];
+    Timed& t = out[{key.first, at.e->op_name()}];
     t.kind = *kind;
-    t.pg_name = at.e->pg_name;
+    t.pg_name = at.e->pg_name();
     t.pg_desc = desc;
-    t.op_name = at.e->op_name;
+    t.op_name = at.e->op_name();
     t.profiling_name = at.e->profiling_name;
     t.members = at.members;
     t.samples_ms.push_back(at.min_ms);

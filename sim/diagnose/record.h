@@ -19,32 +19,119 @@
 
 namespace fleetsim::diagnose {
 
+// An entry's facts that many entries share, each kept once per process (symbol.h):
+// its group, its tensors' shapes and dtypes, and what its frames say.
+struct FrGroupFacts {
+  Sym pg_id;
+  Sym pg_name;  // process_group[0]
+  Sym pg_desc;  // process_group[1]
+  int64_t timeout_ms = 0;
+  friend bool operator==(const FrGroupFacts&, const FrGroupFacts&) = default;
+};
+struct FrShape {
+  Sym input_sizes;  // canonical JSON text, e.g. "[[3,4]]"
+  Sym output_sizes;
+  Sym input_dtypes;  // canonical JSON text, e.g. "[\"Float\"]"
+  Sym output_dtypes;
+  int64_t input_numel = 0;  // product of all input sizes, summed over tensors
+  friend bool operator==(const FrShape&, const FrShape&) = default;
+};
+struct FrCall {
+  Sym op_name;  // frames[0].name: the op as the YAML names it ("" if no frames)
+  Sym site;     // where the job calls it: "file:line" of the first frame outside torch
+                // and the Python runtime ("" if no frames)
+  Sym when;     // a frame that carries a rank/step condition ("" if none)
+  int64_t step = -1;  // from a "step N" frame (the simulator writes one), -1 if none
+  friend bool operator==(const FrCall&, const FrCall&) = default;
+};
+struct FrFactsHash {
+  size_t operator()(const FrGroupFacts& g) const {
+    return hash_mix(hash_mix(hash_mix(hash_mix(0, g.pg_id.id()), g.pg_name.id()), g.pg_desc.id()),
+                    static_cast<uint64_t>(g.timeout_ms));
+  }
+  size_t operator()(const FrShape& s) const {
+    size_t h = hash_mix(hash_mix(0, s.input_sizes.id()), s.output_sizes.id());
+    return hash_mix(hash_mix(h, s.input_dtypes.id()), s.output_dtypes.id());  // numel follows input_sizes
+  }
+  size_t operator()(const FrCall& c) const {
+    return hash_mix(hash_mix(hash_mix(hash_mix(0, c.op_name.id()), c.site.id()), c.when.id()),
+                    static_cast<uint64_t>(c.step));
+  }
+};
+
+using FrGroupId = Interned<FrGroupFacts, FrFactsHash>;
+using FrShapeId = Interned<FrShape, FrFactsHash>;
+using FrCallId = Interned<FrCall, FrFactsHash>;
+
 // One flight-recorder ring entry (PyTorch FlightRecorderDetail.hpp keys), kept as
-// the analysis reads it: texts interned (symbol.h), the rest fixed-width. The keys
-// nothing reads (record_id, frames past what op_name/site/when/step take) are not kept.
+// the analysis reads it: 72 bytes. Per-entry numbers are fields; texts are interned
+// (symbol.h), and the facts entries share (group, shapes, frames) are one interned
+// tuple each, read through accessors. The keys nothing reads (record_id, frames past
+// what op_name/site/when/step take) are not kept.
 struct FrEntry {
   int64_t collective_seq_id = -1;
   int64_t p2p_seq_id = -1;
   int64_t time_created_ns = 0;
   int64_t time_discovered_started_ns = 0;    // 0 when not discovered (or null)
   int64_t time_discovered_completed_ns = 0;  // 0 when not discovered (or null)
-  int64_t input_numel = 0;  // product of all input sizes, summed over tensors
-  int64_t timeout_ms = 0;
-  int64_t step = -1;    // from a "step N" frame (the simulator writes one), -1 if none
-  std::optional<double> duration_ms;
-  Sym pg_id;
-  Sym pg_name;  // process_group[0]
-  Sym pg_desc;  // process_group[1]
   Sym profiling_name;  // "nccl:all_reduce"
-  Sym input_sizes;  // canonical JSON text, e.g. "[[3,4]]"
-  Sym output_sizes;
-  Sym input_dtypes;  // canonical JSON text, e.g. "[\"Float\"]"
-  Sym output_dtypes;
-  Sym state;        // scheduled | started | completed
-  Sym op_name;  // frames[0].name: the op as the YAML names it ("" if no frames)
-  Sym site;     // where the job calls it: "file:line" of the first frame outside torch
-                // and the Python runtime ("" if no frames)
-  Sym when;     // a frame that carries a rank/step condition ("" if none)
+  Sym state;           // scheduled | started | completed
+
+  const Sym& pg_id() const { return group_->pg_id; }
+  const Sym& pg_name() const { return group_->pg_name; }
+  const Sym& pg_desc() const { return group_->pg_desc; }
+  int64_t timeout_ms() const { return group_->timeout_ms; }
+  const Sym& input_sizes() const { return shape_->input_sizes; }
+  const Sym& output_sizes() const { return shape_->output_sizes; }
+  const Sym& input_dtypes() const { return shape_->input_dtypes; }
+  const Sym& output_dtypes() const { return shape_->output_dtypes; }
+  int64_t input_numel() const { return shape_->input_numel; }
+  const Sym& op_name() const { return call_->op_name; }
+  const Sym& site() const { return call_->site; }
+  const Sym& when() const { return call_->when; }
+  int64_t step() const { return call_->step; }
+  std::optional<double> duration_ms() const {
+    return has_duration_ ? std::optional<double>(duration_ms_) : std::nullopt;
+  }
+
+  const FrGroupFacts& group() const { return group_.get(); }
+  const FrShape& shape() const { return shape_.get(); }
+  const FrCall& call() const { return call_.get(); }
+  void set_group(FrGroupId g) { group_ = g; }
+  void set_shape(FrShapeId s) { shape_ = s; }
+  void set_call(FrCallId c) { call_ = c; }
+  void set_group(const FrGroupFacts& g) { group_ = FrGroupId(g); }
+  void set_shape(const FrShape& s) { shape_ = FrShapeId(s); }
+  void set_call(const FrCall& c) { call_ = FrCallId(c); }
+  void set_duration_ms(std::optional<double> ms) {
+    has_duration_ = ms.has_value();
+    duration_ms_ = ms.value_or(0);
+  }
+  // One fact changed, the rest kept (tests and the simulator's own dumps build entries so).
+  void set_pg(Sym id, Sym name, Sym desc = Sym()) {
+    FrGroupFacts g = group();
+    g.pg_id = id;
+    g.pg_name = name;
+    g.pg_desc = desc;
+    set_group(g);
+  }
+  void set_timeout_ms(int64_t ms) {
+    FrGroupFacts g = group();
+    g.timeout_ms = ms;
+    set_group(g);
+  }
+  void set_op(Sym op_name, int64_t step = -1, Sym when = Sym(), Sym site = Sym()) {
+    set_call(FrCall{op_name, site, when, step});
+  }
+
+ private:
+  double duration_ms_ = 0;
+  FrGroupId group_;
+  FrShapeId shape_;
+  FrCallId call_;
+  bool has_duration_ = false;
+
+ public:  // after the private fields, so the struct packs into 72 bytes
   bool is_p2p = false;
   bool retired = false;
 };

@@ -8,7 +8,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string_view>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -20,7 +22,7 @@
 namespace fleetsim::diagnose {
 
 // docs/performance.md counts on this size (16,384 ranks x 2,000 entries).
-static_assert(sizeof(FrEntry) <= 136, "FrEntry grew: recount the memory in docs/performance.md");
+static_assert(sizeof(FrEntry) <= 72, "FrEntry grew: recount the memory in docs/performance.md");
 
 namespace {
 
@@ -102,7 +104,7 @@ struct DumpReader {
   std::optional<Diagnostic> error;
   // What read_frames took from the last frames list that entries share (EntrySlots::shared).
   const json* frames_read = nullptr;
-  FrEntry from_frames;
+  FrCallId from_frames;
 
   void fail(const JsonPath& path, const std::string& message) {
     if (error) return;
@@ -246,8 +248,9 @@ std::string job_site(const json& f) {
   return file.substr(file.find_last_of('/') + 1) + ":" + std::to_string(line->get<int64_t>());
 }
 
-void read_frames(const json* frames, FrEntry& out) {
-  if (!frames || !frames->is_array()) return;
+FrCall read_frames(const json* frames) {
+  FrCall out;
+  if (!frames || !frames->is_array()) return out;
   std::string op_name, site, when;
   for (const json& f : *frames) {
     const std::string name = f.is_object() ? field_string(f, "name") : as_string(f);
@@ -266,6 +269,7 @@ void read_frames(const json* frames, FrEntry& out) {
   out.op_name = op_name;
   out.site = site;
   out.when = when;
+  return out;
 }
 
 // An entry's slot as text: a string as it is, null or absent as "", else its JSON.
@@ -288,6 +292,78 @@ Sym slot_text(const EntrySlots& e, EntryKey k) {
   return v ? Sym(v->dump()) : Sym("[]");
 }
 
+// Whether two JSON values dump to the same text: same types all the way down
+// (an integer and an equal float dump differently), floats bit for bit.
+bool same_json(const json& a, const json& b) {
+  if (a.type() != b.type()) return false;
+  switch (a.type()) {
+    case json::value_t::array:
+    case json::value_t::object: {
+      if (a.size() != b.size()) return false;
+      for (auto x = a.begin(), y = b.begin(); x != a.end(); ++x, ++y) {
+        if (a.is_object() && x.key() != y.key()) return false;
+        if (!same_json(*x, *y)) return false;
+      }
+      return true;
+    }
+    case json::value_t::number_float: {
+      const double x = a.get<double>(), y = b.get<double>();
+      return std::memcmp(&x, &y, sizeof x) == 0;
+    }
+    case json::value_t::discarded: return true;  // an absent slot
+    default: return a == b;
+  }
+}
+
+// A hash consistent with same_json, from the values' numbers and texts (no dump).
+size_t hash_json(const json& v, size_t h) {
+  h = hash_mix(h, static_cast<uint64_t>(v.type()));
+  switch (v.type()) {
+    case json::value_t::array:
+    case json::value_t::object:
+      for (auto it = v.begin(); it != v.end(); ++it) h = hash_json(*it, h);
+      return h;
+    case json::value_t::number_integer: return hash_mix(h, static_cast<uint64_t>(v.get<int64_t>()));
+    case json::value_t::number_unsigned: return hash_mix(h, v.get<uint64_t>());
+    case json::value_t::string: return hash_mix(h, std::hash<std::string>{}(v.get_ref<const std::string&>()));
+    case json::value_t::boolean: return hash_mix(h, v.get<bool>());
+    default: return h;  // null, discarded; floats and object keys only by count
+  }
+}
+
+// An entry's shape tuple. The four slots' values are looked up in this thread's
+// cache first, so the JSON text is dumped and interned once per distinct shape,
+// not once per entry; the text is the same either way.
+FrShapeId shape_of(const EntrySlots& e) {
+  constexpr std::array<EntryKey, 4> kKeys = {kKeyInputSizes, kKeyOutputSizes, kKeyInputDtypes, kKeyOutputDtypes};
+  struct Cached {
+    std::array<json, 4> slots;
+    FrShapeId id;
+  };
+  thread_local std::unordered_map<size_t, std::vector<Cached>> cache;
+  static const json kAbsent(json::value_t::discarded);
+  std::array<const json*, 4> slots{};
+  size_t h = 0;
+  for (size_t i = 0; i < kKeys.size(); ++i) {
+    slots[i] = e.find(kKeys[i]) ? e.find(kKeys[i]) : &kAbsent;
+    h = hash_json(*slots[i], h);
+  }
+  std::vector<Cached>& bucket = cache[h];
+  for (const Cached& c : bucket) {
+    bool same = true;
+    for (size_t i = 0; same && i < kKeys.size(); ++i) same = same_json(c.slots[i], *slots[i]);
+    if (same) return c.id;
+  }
+  FrShape shape{slot_text(e, kKeyInputSizes), slot_text(e, kKeyOutputSizes), slot_text(e, kKeyInputDtypes),
+                slot_text(e, kKeyOutputDtypes), 0};
+  if (const json* sizes = e.find(kKeyInputSizes)) shape.input_numel = numel_of(*sizes);
+  const FrShapeId id(shape);
+  if (cache.size() > 4096) cache.clear();  // a bound for dumps whose every entry differs
+  std::vector<Cached>& fresh = cache[h];
+  fresh.push_back({{*slots[0], *slots[1], *slots[2], *slots[3]}, id});
+  return id;
+}
+
 FrEntry parse_entry(const EntrySlots& e, DumpReader& rd, const JsonPath& at) {
   auto field_int = [&](EntryKey k, int64_t fallback) {
     const json* v = e.find(k);
@@ -307,14 +383,14 @@ FrEntry parse_entry(const EntrySlots& e, DumpReader& rd, const JsonPath& at) {
   };
   FrEntry out;
   (void)field_int(kKeyRecordId, -1);  // checked, not kept: nothing reads it
-  const std::string pg_id = slot_string(e, kKeyPgId);
-  out.pg_id = pg_id;
+  FrGroupFacts group;
+  group.pg_id = slot_string(e, kKeyPgId);
   const json* pg = e.find(kKeyProcessGroup);
   if (pg && pg->is_array() && !pg->empty()) {
-    out.pg_name = as_string((*pg)[0]);
-    if (pg->size() > 1) out.pg_desc = as_string((*pg)[1]);
+    group.pg_name = as_string((*pg)[0]);
+    if (pg->size() > 1) group.pg_desc = as_string((*pg)[1]);
   }
-  if (out.pg_name.empty()) out.pg_name = out.pg_id;
+  if (group.pg_name.empty()) group.pg_name = group.pg_id;
   out.collective_seq_id = seq(kKeyCollectiveSeqId);
   out.p2p_seq_id = seq(kKeyP2pSeqId);
   out.is_p2p = slot_bool(e, kKeyIsP2p);
@@ -323,29 +399,22 @@ FrEntry parse_entry(const EntrySlots& e, DumpReader& rd, const JsonPath& at) {
   out.time_discovered_started_ns = field_int(kKeyTimeStarted, 0);
   out.time_discovered_completed_ns = field_int(kKeyTimeCompleted, 0);
   const json* dur = e.find(kKeyDuration);
-  if (dur && dur->is_number()) out.duration_ms = dur->get<double>();
-  out.input_sizes = slot_text(e, kKeyInputSizes);
-  out.output_sizes = slot_text(e, kKeyOutputSizes);
-  out.input_dtypes = slot_text(e, kKeyInputDtypes);
-  out.output_dtypes = slot_text(e, kKeyOutputDtypes);
-  if (const json* sizes = e.find(kKeyInputSizes)) out.input_numel = numel_of(*sizes);
+  if (dur && dur->is_number()) out.set_duration_ms(dur->get<double>());
+  out.set_shape(shape_of(e));
   out.state = slot_string(e, kKeyState);
   out.retired = slot_bool(e, kKeyRetired);
-  out.timeout_ms = field_int(kKeyTimeoutMs, 0);
+  group.timeout_ms = field_int(kKeyTimeoutMs, 0);
+  out.set_group(group);
   const json* frames = e.find(kKeyFrames);
   if (!frames || frames != e.shared[kKeyFrames]) {
-    read_frames(frames, out);
+    out.set_call(read_frames(frames));
     return out;
   }
   if (frames != rd.frames_read) {  // a shared list: read once while entries repeat it
-    rd.from_frames = FrEntry{};
-    read_frames(frames, rd.from_frames);
+    rd.from_frames = FrCallId(read_frames(frames));
     rd.frames_read = frames;
   }
-  out.op_name = rd.from_frames.op_name;
-  out.site = rd.from_frames.site;
-  out.when = rd.from_frames.when;
-  out.step = rd.from_frames.step;
+  out.set_call(rd.from_frames);
   return out;
 }
 
@@ -372,7 +441,7 @@ void read_status(const json& root, FrDump& dump, DumpReader& rd) {
   // name. An entry names both; without one (an empty or onlyActive dump), local ids
   // 0..k-1 follow creation order, which is the numeric order of the k groups' names.
   std::map<std::string, std::string> id_to_name;
-  for (const FrEntry& e : dump.entries) id_to_name.emplace(e.pg_id, e.pg_name);
+  for (const FrEntry& e : dump.entries) id_to_name.emplace(e.pg_id(), e.pg_name());
   std::vector<std::string> by_creation;
   for (const auto& [name, g] : dump.groups) by_creation.push_back(name);
   std::stable_sort(by_creation.begin(), by_creation.end(), [](const std::string& a, const std::string& b) {
@@ -497,6 +566,7 @@ Result<FrDump> read_fr_tree(const json& root, const std::string* text, const std
   }
   read_status(root, dump, rd);
   if (rd.error) return *rd.error;
+  dump.entries.shrink_to_fit();  // held until the analysis ends: no growth slack per rank
   return dump;
 }
 

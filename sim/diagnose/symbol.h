@@ -1,17 +1,23 @@
-// Interned strings and rank lists for the flight-recorder record: an entry's texts
-// (op, state, group, sizes, dtypes, frames) and a group's member list are each kept
+// Interned strings, tuples and rank lists for the flight-recorder record: an entry's
+// texts, the tuples of facts entries share and a group's member list are each kept
 // once per process and held as a 4-byte id or a pointer, so 16,384 ranks' dumps of
 // 2,000 entries fit in a few GB. Comparison is by content, never by id, so nothing
 // read from a Sym depends on the order in which threads interned their strings.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <compare>
 #include <cstdint>
 #include <initializer_list>
+#include <mutex>
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
+
+#include "fleetsim/status.h"
 
 namespace fleetsim::diagnose {
 
@@ -81,5 +87,76 @@ class RankList {
  private:
   const std::vector<int>* list_;
 };
+
+// An interned value of a small, hashable type T (a tuple of an entry's facts that
+// many entries share): 4 bytes, immutable, read as a const T&. Id 0 is T{}. As Sym,
+// interning locks only on a miss in the calling thread's cache, and reading locks never.
+template <class T, class Hash>
+class Interned {
+ public:
+  Interned() = default;
+  explicit Interned(const T& value) : id_(intern(value)) {}
+
+  const T& get() const { return pool().at(id_); }
+  const T* operator->() const { return &get(); }
+  uint32_t id() const { return id_; }
+  friend bool operator==(Interned a, Interned b) { return a.id_ == b.id_; }
+
+ private:
+  static constexpr size_t kChunkBits = 12;
+  static constexpr size_t kChunk = size_t{1} << kChunkBits;
+  static constexpr size_t kMaxChunks = size_t{1} << 14;
+
+  struct Pool {
+    std::mutex mu;
+    std::unordered_map<T, uint32_t, Hash> index;
+    std::array<std::atomic<T*>, kMaxChunks> chunks{};
+    uint32_t count = 0;
+
+    Pool() { add(T{}); }
+    uint32_t add(const T& value) {  // mu held (or construction)
+      const uint32_t id = count;
+      FLEETSIM_CHECK(id / kChunk < kMaxChunks);
+      T* chunk = chunks[id / kChunk].load(std::memory_order_relaxed);
+      if (!chunk) {
+        chunk = new T[kChunk];  // never freed: values live as long as the process
+        chunks[id / kChunk].store(chunk, std::memory_order_release);
+      }
+      chunk[id % kChunk] = value;
+      index.emplace(value, id);
+      ++count;
+      return id;
+    }
+    const T& at(uint32_t id) const {
+      return chunks[id >> kChunkBits].load(std::memory_order_acquire)[id & (kChunk - 1)];
+    }
+  };
+
+  static Pool& pool() {
+    static Pool* p = new Pool();  // outlives every static that may hold a value
+    return *p;
+  }
+
+  static uint32_t intern(const T& value) {
+    thread_local std::unordered_map<T, uint32_t, Hash> cache;
+    if (auto it = cache.find(value); it != cache.end()) return it->second;
+    Pool& p = pool();
+    uint32_t id;
+    {
+      std::lock_guard<std::mutex> lock(p.mu);
+      auto it = p.index.find(value);
+      id = it != p.index.end() ? it->second : p.add(value);
+    }
+    cache.emplace(value, id);
+    return id;
+  }
+
+  uint32_t id_ = 0;
+};
+
+// Mixes values into one hash (for Interned's Hash types).
+inline size_t hash_mix(size_t seed, uint64_t v) {
+  return seed ^ (std::hash<uint64_t>{}(v) + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
+}
 
 }  // namespace fleetsim::diagnose

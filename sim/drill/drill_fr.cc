@@ -13,8 +13,8 @@ namespace fleetsim::drill {
 namespace {
 
 std::string entry_text(const diagnose::FrEntry& e) {
-  return "seq " + std::to_string(e.collective_seq_id) + " " + e.profiling_name + " in " + e.input_sizes + " " +
-         e.input_dtypes + " " + e.state + (e.op_name.empty() ? "" : " (" + e.op_name + ")");
+  return "seq " + std::to_string(e.collective_seq_id) + " " + e.profiling_name + " in " + e.input_sizes() + " " +
+         e.input_dtypes() + " " + e.state + (e.op_name().empty() ? "" : " (" + e.op_name() + ")");
 }
 
 // One rank's row: each group's pg_status, newest collective and newest p2p entry
@@ -28,7 +28,7 @@ std::string fr_row(const diagnose::FrDump& d) {
     const diagnose::FrEntry* last = nullptr;
     const diagnose::FrEntry* last_p2p = nullptr;
     for (const auto& e : d.entries) {
-      if (e.pg_name == pg) (e.is_p2p ? last_p2p : last) = &e;
+      if (e.pg_name() == pg) (e.is_p2p ? last_p2p : last) = &e;
     }
     const auto g = d.groups.find(pg);
     const std::string desc = g == d.groups.end() || g->second.desc.empty() ? "pg " + pg : g->second.desc;
@@ -37,7 +37,8 @@ std::string fr_row(const diagnose::FrDump& d) {
     if (last_p2p) {
       const diagnose::FrEntry& e = *last_p2p;
       text += "    newest p2p: p2p_seq " + std::to_string(e.p2p_seq_id) + " " + e.profiling_name + " in " +
-              e.input_sizes + " " + e.input_dtypes + " " + e.state + (e.op_name.empty() ? "" : " (" + e.op_name + ")") +
+              e.input_sizes() + " " + e.input_dtypes() + " " + e.state +
+              (e.op_name().empty() ? "" : " (" + e.op_name() + ")") +
               "\n";
     }
     const size_t kind = static_cast<size_t>(
@@ -130,11 +131,11 @@ std::string fr_timing(const Incident& inc) {
   std::map<std::string, Comms> seqs;
   for (const auto& [rank, d] : inc.record.dumps) {
     for (const auto& e : d.entries) {
-      if (e.is_p2p || !e.duration_ms) continue;
-      const auto g = d.groups.find(e.pg_name);
+      if (e.is_p2p || !e.duration_ms()) continue;
+      const auto g = d.groups.find(e.pg_name());
       if (g == d.groups.end() || g->second.ranks.size() < 2) continue;
-      const std::string kind = g->second.desc.empty() ? "pg " + e.pg_name : g->second.desc;
-      seqs[kind][g->second.ranks][e.collective_seq_id].push_back({*e.duration_ms, rank});
+      const std::string kind = g->second.desc.empty() ? "pg " + e.pg_name() : g->second.desc;
+      seqs[kind][g->second.ranks][e.collective_seq_id].push_back({*e.duration_ms(), rank});
     }
   }
   if (seqs.empty()) return "";

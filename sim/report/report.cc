@@ -66,8 +66,8 @@ int most_often_slowest(const std::vector<diagnose::StepRow>& rows) {
 
 std::string describe_entry(const diagnose::FrEntry& e) {
   std::string s = e.profiling_name;
-  if (!e.op_name.empty()) s += " '" + e.op_name + "'";
-  s += " in " + e.input_sizes + ", " + e.state;
+  if (!e.op_name().empty()) s += " '" + e.op_name() + "'";
+  s += " in " + e.input_sizes() + ", " + e.state;
   return s;
 }
 
@@ -95,7 +95,7 @@ FrAlignment align(const Record& rec, const std::string& pg, int64_t seq, bool p2
     const diagnose::FrStatus s = st == dump.status.end() ? diagnose::FrStatus{} : st->second;
     std::string entry = "no entry";
     for (const diagnose::FrEntry& e : dump.entries)
-      if (e.pg_name == pg && e.is_p2p == p2p && (p2p ? e.p2p_seq_id : e.collective_seq_id) == seq)
+      if (e.pg_name() == pg && e.is_p2p == p2p && (p2p ? e.p2p_seq_id : e.collective_seq_id) == seq)
         entry = describe_entry(e);
     groups[{s.last_enqueued, s.last_started, s.last_completed, entry}].push_back(rank);
   }

@@ -115,22 +115,19 @@ Record pair_record(const std::string& when) {
     dump.groups["1"] = FrGroup{"1", "tp", {0, 1}};
     dump.status["1"] = FrStatus{r == 1 ? 2 : 1, -1, 1};
     FrEntry done;
-    done.pg_name = "1";
-    done.pg_desc = "tp";
+    done.set_group(FrGroupFacts{Sym(), "1", "tp", 60'000});
     done.collective_seq_id = 1;
     done.profiling_name = "nccl:broadcast";
-    done.input_sizes = done.output_sizes = "[[4]]";
+    done.set_shape(FrShape{"[[4]]", "[[4]]", Sym(), Sym(), 0});
     done.state = "completed";
     done.time_created_ns = 1'000'000'000;
-    done.timeout_ms = 60'000;
     dump.entries.push_back(done);
     if (r == 1) {
       FrEntry pending = done;
       pending.collective_seq_id = 2;
       pending.state = "scheduled";
       pending.time_created_ns = 2'000'000'000;
-      pending.op_name = "batch_broadcast";
-      pending.when = when;
+      pending.set_call(FrCall{"batch_broadcast", Sym(), Sym(when), -1});
       dump.entries.push_back(pending);
     }
   }

@@ -256,9 +256,9 @@ TEST(DiagnoseReader, TensorShapesBeyondInt64ReadWithoutOverflow) {
       "rank_0.json", 0);
   ASSERT_TRUE(d.ok()) << d.errors().front().to_string();
   ASSERT_EQ(d->entries.size(), 3u);
-  EXPECT_EQ(d->entries[0].input_numel, 0);
-  EXPECT_EQ(d->entries[1].input_numel, INT64_MAX);
-  EXPECT_EQ(d->entries[2].input_numel, 14);
+  EXPECT_EQ(d->entries[0].input_numel(), 0);
+  EXPECT_EQ(d->entries[1].input_numel(), INT64_MAX);
+  EXPECT_EQ(d->entries[2].input_numel(), 14);
 }
 
 // A log line quoted as evidence may hold bytes that are not UTF-8 (a pasted log):

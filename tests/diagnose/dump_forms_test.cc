@@ -48,25 +48,25 @@ TEST(DumpForms, TorchPickleReadsAsItsJsonTwin) {
     ASSERT_EQ(p.entries.size(), j.entries.size());
     for (size_t i = 0; i < p.entries.size(); ++i) {
       const FrEntry &a = p.entries[i], &b = j.entries[i];
-      EXPECT_EQ(a.pg_id, b.pg_id);
-      EXPECT_EQ(a.pg_name, b.pg_name);
-      EXPECT_EQ(a.pg_desc, b.pg_desc);
+      EXPECT_EQ(a.pg_id(), b.pg_id());
+      EXPECT_EQ(a.pg_name(), b.pg_name());
+      EXPECT_EQ(a.pg_desc(), b.pg_desc());
       EXPECT_EQ(a.collective_seq_id, b.collective_seq_id);
       EXPECT_EQ(a.profiling_name, b.profiling_name);
       EXPECT_EQ(a.time_created_ns, b.time_created_ns);
       EXPECT_EQ(a.time_discovered_started_ns, 0);  // None in the pickle, 0 in JSON
       EXPECT_EQ(b.time_discovered_started_ns, 0);
-      EXPECT_EQ(a.input_sizes, b.input_sizes);
-      EXPECT_EQ(a.output_sizes, b.output_sizes);
-      EXPECT_EQ(a.input_dtypes, b.input_dtypes);
+      EXPECT_EQ(a.input_sizes(), b.input_sizes());
+      EXPECT_EQ(a.output_sizes(), b.output_sizes());
+      EXPECT_EQ(a.input_dtypes(), b.input_dtypes());
       EXPECT_EQ(a.state, b.state);
       EXPECT_EQ(a.retired, b.retired);
-      EXPECT_EQ(a.timeout_ms, b.timeout_ms);
-      EXPECT_FALSE(a.op_name.empty());  // frames[0].name, e.g. "all_reduce"
-      EXPECT_TRUE(b.op_name.empty());   // JSON dumps carry no frames
+      EXPECT_EQ(a.timeout_ms(), b.timeout_ms());
+      EXPECT_FALSE(a.op_name().empty());  // frames[0].name, e.g. "all_reduce"
+      EXPECT_TRUE(b.op_name().empty());   // JSON dumps carry no frames
     }
     EXPECT_EQ(p.entries[0].profiling_name, "gloo:all_reduce");
-    EXPECT_EQ(p.entries[0].op_name, "all_reduce");
+    EXPECT_EQ(p.entries[0].op_name(), "all_reduce");
     ASSERT_EQ(p.status.size(), 1u);  // ints in the pickle, strings in JSON
     EXPECT_EQ(p.status.begin()->second.last_completed, j.status.begin()->second.last_completed);
     EXPECT_EQ(p.status.begin()->second.last_started, -1);
@@ -91,7 +91,7 @@ TEST(DumpForms, JsonSchemaVersionsTwoThreeToTwoTen) {
   EXPECT_EQ(v23.version, "2.3");
   EXPECT_EQ(v23.comm_lib_version, "");
   ASSERT_EQ(v23.entries.size(), 1u);
-  EXPECT_EQ(v23.entries[0].input_dtypes, "[]");  // no dtypes before 2.4's sizes and dtypes
+  EXPECT_EQ(v23.entries[0].input_dtypes(), "[]");  // no dtypes before 2.4's sizes and dtypes
   EXPECT_EQ(v23.status.at("0").last_enqueued, 1);
 
   const FrDump v24 = parse_ok(R"({"version": "2.4", "entries": [{"pg_id": 0, "process_group": ["0", "default_pg"],
@@ -99,8 +99,8 @@ TEST(DumpForms, JsonSchemaVersionsTwoThreeToTwoTen) {
       "output_sizes": [[3], [2]], "input_dtypes": ["Float", "Float"], "output_dtypes": ["Float", "Float"],
       "state": "scheduled"}]})", "rank_0.json", 0);
   ASSERT_EQ(v24.entries.size(), 1u);
-  EXPECT_EQ(v24.entries[0].input_numel, 5);
-  EXPECT_EQ(v24.entries[0].output_sizes, "[[3],[2]]");
+  EXPECT_EQ(v24.entries[0].input_numel(), 5);
+  EXPECT_EQ(v24.entries[0].output_sizes(), "[[3],[2]]");
 
   const FrDump v27 = parse_ok(R"({"version": "2.7", "nccl_version": "2.21.5", "pg_config": {},
       "pg_status": {"0": {"last_enqueued_collective": "3", "last_started_collective": "-1",
@@ -116,8 +116,8 @@ TEST(DumpForms, JsonSchemaVersionsTwoThreeToTwoTen) {
                                    R"(, )" + entry_23 + "]}", "comm_lib_trace_rank_0", 0);
   EXPECT_EQ(v210.comm_lib_version, "2.30.7");
   ASSERT_EQ(v210.entries.size(), 2u);
-  EXPECT_EQ(v210.entries[0].op_name, "loss");  // frames only with stack traces
-  EXPECT_EQ(v210.entries[1].op_name, "");
+  EXPECT_EQ(v210.entries[0].op_name(), "loss");  // frames only with stack traces
+  EXPECT_EQ(v210.entries[1].op_name(), "");
   EXPECT_EQ(v210.entries[0].collective_seq_id, v23.entries[0].collective_seq_id);
   EXPECT_EQ(v210.entries[0].time_discovered_completed_ns, 0);  // null and 0 alike
 }
@@ -257,6 +257,29 @@ TEST(DumpForms, CliReadsGenuinePicklesAndRefusesHostileOnes) {
                          ": error: byte 2: opcode GLOBAL (0x63) is refused: it names or builds a Python object, which "
                          "would run code when loaded; a flight-recorder dump holds only dicts, lists, strings and "
                          "numbers\n");
+}
+
+// Entries' shapes are looked up by value, not dumped per entry: values that compare
+// equal as numbers but print differently (4 and 4.0), a null and an absent slot, and
+// repeats of one shape each keep their own text and element count.
+TEST(DumpForms, ShapeTextsFollowEachEntrysOwnValues) {
+  const FrDump d = parse_ok(R"({"version": "2.10", "entries": [
+      {"pg_id": 0, "collective_seq_id": 1, "input_sizes": [[4]], "output_sizes": [[4]], "input_dtypes": ["Float"]},
+      {"pg_id": 0, "collective_seq_id": 2, "input_sizes": [[4.0]], "output_sizes": [[4]], "input_dtypes": ["Float"]},
+      {"pg_id": 0, "collective_seq_id": 3, "input_sizes": [[4]], "output_sizes": null},
+      {"pg_id": 0, "collective_seq_id": 4, "input_sizes": [[4]]},
+      {"pg_id": 0, "collective_seq_id": 5, "input_sizes": [[4]], "output_sizes": [[4]], "input_dtypes": ["Float"]}]})",
+                            "rank_0.json", 0);
+  ASSERT_EQ(d.entries.size(), 5u);
+  EXPECT_EQ(d.entries[0].input_sizes(), "[[4]]");
+  EXPECT_EQ(d.entries[0].input_numel(), 4);
+  EXPECT_EQ(d.entries[1].input_sizes(), "[[4.0]]");
+  EXPECT_EQ(d.entries[1].input_numel(), 0);  // a float dimension reads as unknown
+  EXPECT_EQ(d.entries[2].output_sizes(), "null");
+  EXPECT_EQ(d.entries[3].output_sizes(), "[]");
+  EXPECT_EQ(d.entries[4].input_dtypes(), "[\"Float\"]");
+  EXPECT_EQ(d.entries[4].input_numel(), 4);
+  EXPECT_EQ(sizeof(FrEntry), 72u);
 }
 
 }  // namespace

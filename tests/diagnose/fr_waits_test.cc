@@ -68,13 +68,11 @@ TEST(FrWaits, AllToAllSplitsAreNoSizeMismatch) {
 
 FrEntry pending_entry(const std::string& pg, int64_t seq, const std::string& name) {
   FrEntry e;
-  e.pg_name = pg;
-  e.pg_id = pg;
+  e.set_pg(Sym(pg), Sym(pg));
   e.collective_seq_id = seq;
   e.profiling_name = name;
   e.state = "scheduled";
-  e.input_sizes = e.output_sizes = "[[8]]";
-  e.input_dtypes = e.output_dtypes = "[\"Float\"]";
+  e.set_shape(FrShape{"[[8]]", "[[8]]", "[\"Float\"]", "[\"Float\"]", 0});
   return e;
 }
 
@@ -111,7 +109,7 @@ TEST(FrWaits, RetiredScheduledEntriesThatPgStatusCompletedAreDone) {
     for (int64_t s = 1; s <= 3; ++s) {
       FrEntry e = pending_entry("0", s, "gloo:all_reduce");
       e.retired = true;
-      e.timeout_ms = 1;
+      e.set_timeout_ms(1);
       e.time_created_ns = s;
       d.entries.push_back(e);
     }
@@ -132,7 +130,7 @@ TEST(FrWaits, SendWhosePeerNeverPostedTheRecv) {
     d.groups["7"] = FrGroup{"7", "pp", {4, 5}};
   }
   FrEntry send;
-  send.pg_name = send.pg_id = "7";
+  send.set_pg("7", "7");
   send.is_p2p = true;
   send.p2p_seq_id = 1234;
   send.state = "scheduled";
@@ -221,7 +219,7 @@ TEST(FrWaits, ThousandsOfRanksAndP2pEntries) {
     d.groups[pp_name] = FrGroup{pp_name, "pp", {r / 2 * 2, r / 2 * 2 + 1}};
     for (int k = 0; k < kP2p; ++k) {
       FrEntry e;
-      e.pg_name = e.pg_id = pp_name;
+      e.set_pg(Sym(pp_name), Sym(pp_name));
       e.is_p2p = true;
       e.p2p_seq_id = k + 1;
       e.state = "completed";

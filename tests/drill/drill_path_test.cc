@@ -164,8 +164,8 @@ TEST(DrillEvidence, PipelineStacksAreTrue) {
   EXPECT_FALSE(has(r12, "when pp_rank == 0")) << r12;
   for (const auto& [rank, d] : inc.record.dumps) {
     for (const auto& e : d.entries)
-      if (e.op_name == "act_recv") {
-        ASSERT_EQ(e.when, "not (pp_rank == 0)") << rank;
+      if (e.op_name() == "act_recv") {
+        ASSERT_EQ(e.when(), "not (pp_rank == 0)") << rank;
       }
   }
 }
