@@ -1,6 +1,7 @@
 // Execution timing of NCCL's chosen (algorithm, protocol): channel reduction
 // for small messages, the NVLS chunk schedule with its per-step sync and
-// pipeline fill, serial host launches and the host floor of a -g N call.
+// pipeline fill, the P2P channel plan of a one-node all-to-all, serial host
+// launches and the host floor of a -g N call.
 // Facts from NCCL 2.30.7's enqueue.cc and device code as documented in
 // docs/collectives.md ("Execution timing"); no NCCL code.
 #include "sim/model/nccl_exec.h"

@@ -1,6 +1,6 @@
 // How NCCL actually runs the (algorithm, protocol) its tuning model chose: the
-// channels it really uses at a size, NVLS chunking and pipeline fill, per-step
-// synchronisation and the host launch of the kernels. The tuning model
+// channels it really uses at a size (P2P: per peer), NVLS chunking and
+// pipeline fill, per-step synchronisation and the host launch of the kernels. The tuning model
 // (nccl_tuning.cc) still makes the choice; this times it. Terms and sources:
 // docs/collectives.md ("Execution timing").
 #pragma once
