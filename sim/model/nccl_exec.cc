@@ -1,6 +1,7 @@
 // Execution timing of NCCL's chosen (algorithm, protocol): channel reduction
 // for small messages, the NVLS chunk schedule with its per-step sync and
-// pipeline fill, serial host launches and the host floor of a -g N call.
+// pipeline fill, the P2P channel plan of a one-node all-to-all, serial host
+// launches and the host floor of a -g N call.
 // Facts from NCCL 2.30.7's enqueue.cc and device code as documented in
 // docs/collectives.md ("Execution timing"); no NCCL code.
 #include "sim/model/nccl_exec.h"
@@ -106,6 +107,36 @@ int64_t nvls_chunk_bytes(const ExecTerms& x, int64_t bytes, int channels, int he
   if (bytes < 8 * conc * 64 * kKiB) chunk = 32 * kKiB;
   if (bytes < 2 * conc * 32 * kKiB) chunk = 16 * kKiB;
   return std::min<int64_t>(chunk, static_cast<int64_t>(x.nvls_chunk_bytes));
+}
+
+int p2p_channels_per_peer(const ExecTerms& x, int p2p_channels, int ranks, int64_t per_peer_bytes) {
+  const int total = std::max(1, p2p_channels);
+  const int n = std::max(1, ranks);
+  // One channel per operation if all fit; at most 4 operations a channel.
+  int lo = total, hi = total;
+  while (lo * n > total && lo > 1) lo /= 2;
+  while (hi * n > 4 * total && hi > 1) hi /= 2;
+  // A piece is the peer's bytes over `lo` channels, doubled in channels while
+  // it exceeds 32 P2P steps (one node).
+  const double step = std::max(1.0, x.p2p_nvl_chunk_bytes);
+  const double min_piece = step / 8, max_piece = 32 * step;
+  const double bytes = static_cast<double>(std::max<int64_t>(0, per_peer_bytes));
+  int used = lo;
+  double piece = std::max(min_piece, std::ceil(bytes / used));
+  while (piece > max_piece && used <= hi / 2) {
+    used *= 2;
+    piece = std::ceil(bytes / used);
+  }
+  return used;
+}
+
+double alltoall_channel_share(const Fabric& f, const Graphs& g, const ExecTerms& x, int64_t bytes,
+                              const GroupShape& s) {
+  if (s.nodes > 1 || s.ranks <= 1 || !(f.nvlink_bandwidth_GBps > 0)) return 1.0;
+  int p2p_channels = 1;  // pow2Up(the ring's channels)
+  while (p2p_channels < g.ring.channels) p2p_channels *= 2;
+  const int per_peer = p2p_channels_per_peer(x, p2p_channels, s.ranks, bytes / s.ranks);
+  return std::min(1.0, static_cast<double>(s.ranks - 1) * per_peer / p2p_channels);
 }
 
 double exec_time_us(const Table& t, const Fabric& f, const Graphs& g, const Constants& c, const ExecTerms& x,

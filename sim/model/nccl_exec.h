@@ -1,6 +1,6 @@
 // How NCCL actually runs the (algorithm, protocol) its tuning model chose: the
-// channels it really uses at a size, NVLS chunking and pipeline fill, per-step
-// synchronisation and the host launch of the kernels. The tuning model
+// channels it really uses at a size (P2P: per peer), NVLS chunking and
+// pipeline fill, per-step synchronisation and the host launch of the kernels. The tuning model
 // (nccl_tuning.cc) still makes the choice; this times it. Terms and sources:
 // docs/collectives.md ("Execution timing").
 #pragma once
@@ -48,6 +48,10 @@ struct ExecTerms {
   // one thread driving N GPUs completes at most one call per N x this (the
   // host's group launch of N kernels); the GPUs' work overlaps it.
   double call_floor_us_per_gpu = 4.15;
+  // P2P step over NVLink (NCCL_P2P_NVL_CHUNKSIZE) [src]: a one-node send or
+  // receive is cut into pieces of at least 1/8 and at most 32 of it, one piece
+  // per channel.
+  double p2p_nvl_chunk_bytes = 512 * 1024;
 };
 
 // The terms for a fabric's system: one set per GPU generation (Hopper's are
@@ -67,6 +71,20 @@ int ring_active_channels(const ExecTerms& x, int channels, int proto, Coll coll,
 // NVLS chunk NCCL picks for `bytes` on `channels` x `heads` (enqueue.cc
 // calcCollChunking, single-node unregistered buffers) [src].
 int64_t nvls_chunk_bytes(const ExecTerms& x, int64_t bytes, int channels, int heads);
+
+// Channels each peer's send (and receive) of a one-node P2P op of
+// `per_peer_bytes` runs on, among `p2p_channels` P2P channels of a `ranks`-rank
+// communicator whose peers each allow that many [src: enqueue.cc
+// scheduleP2pTasksToPlan and calcP2pChunkSize].
+int p2p_channels_per_peer(const ExecTerms& x, int p2p_channels, int ranks, int64_t per_peer_bytes);
+
+// Share of the node's P2P bandwidth a one-node all-to-all over NVLink runs at:
+// its (ranks - 1) x per-peer channels out of the P2P channels (the ring's
+// channel count rounded up to a power of two, paths.cc
+// ncclTopoComputeP2pChannels), each channel at 1/P2P-channels of the node's
+// rate; 1 across nodes, without NVLink or when every channel is busy.
+double alltoall_channel_share(const Fabric& f, const Graphs& g, const ExecTerms& x, int64_t bytes,
+                              const GroupShape& s);
 
 // The execution time (us) of (algo, proto) for `bytes`, from that entry of the
 // tuning table `t`. < 0 if the entry is disabled. `gpus_per_thread` >= 1.

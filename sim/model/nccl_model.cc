@@ -206,7 +206,14 @@ Estimate Model::estimate_on(const Graphs& g, Coll coll, int64_t bytes, const Gro
     return e;
   }
   if (coll == Coll::kAllToAll || coll == Coll::kSendRecv) {
-    return p2p_estimate(fabric_, g, constants_, coll, bytes, s);
+    Estimate e = p2p_estimate(fabric_, g, constants_, coll, bytes, s);
+    if (exec_timing_ && coll == Coll::kAllToAll && e.proto == Proto::kSimple) {
+      // NCCL's plan gives each peer a few of the P2P channels (execution timing).
+      const double share = alltoall_channel_share(fabric_, g, fabric_.exec, bytes, s);
+      e.time_us = e.lat_us + (e.time_us - e.lat_us) / share;
+      e.bw_GBps *= share;
+    }
+    return e;
   }
   Table t = tuning_table(fabric_, g, constants_, coll, s);
   if (forced == nullptr) {

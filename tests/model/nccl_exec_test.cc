@@ -136,5 +136,45 @@ TEST(NcclExec, LlCapBoundsTheSumNotEachChannel) {
   EXPECT_LT(e.time_us, t.lat_us[kRing][kLL] + 64.0 * kKiB / (1000.0 * capped / 16) - 20.0);
 }
 
+// A one-node all-to-all as NCCL 2.2x plans it on 8 x H100: 32 P2P channels (the
+// ring's 24 rounded up), 4 to 16 per peer; pieces of at most 32 x 512 KiB.
+TEST(NcclExec, AlltoallChannelPlanFollowsNccl) {
+  const ExecTerms x;
+  EXPECT_EQ(p2p_channels_per_peer(x, 32, 8, 4 * kMiB), 4);     // 32 MiB all-to-all
+  EXPECT_EQ(p2p_channels_per_peer(x, 32, 8, 64 * kMiB), 4);    // 512 MiB: 16 MiB pieces
+  EXPECT_EQ(p2p_channels_per_peer(x, 32, 8, 128 * kMiB), 8);   // 1 GiB
+  EXPECT_EQ(p2p_channels_per_peer(x, 32, 8, 256 * kMiB), 16);  // 2 GiB
+  EXPECT_EQ(p2p_channels_per_peer(x, 32, 8, 2 * kGiB), 16);    // at most 16 (4 ops a channel)
+  EXPECT_EQ(p2p_channels_per_peer(x, 32, 8, 8), 4);
+  EXPECT_EQ(p2p_channels_per_peer(x, 32, 2, 1 * kMiB), 16);    // 2 ranks: 16 to 32 a peer
+  EXPECT_EQ(p2p_channels_per_peer(x, 32, 2, 1 * kGiB), 32);
+
+  auto f = fabric_preset("dgx-h100");
+  ASSERT_TRUE(f.has_value());
+  Options tuning;
+  tuning.timing = "tuning";
+  auto exec = Model::create(*f, Options{});
+  auto tuned = Model::create(*f, tuning);
+  ASSERT_TRUE(exec.ok() && tuned.ok());
+  const GroupShape s = exec->full_shape();
+  // 256 MiB: 7 peers x 4 channels = 28 of 32 channels carry it.
+  const Estimate a = exec->estimate(Coll::kAllToAll, 256 * kMiB, s);
+  const Estimate b = tuned->estimate(Coll::kAllToAll, 256 * kMiB, s);
+  ASSERT_EQ(a.algo, Algo::kP2p);
+  EXPECT_NEAR(a.time_us - a.lat_us, (b.time_us - b.lat_us) * 32.0 / 28.0, 1e-6);
+  // 2 GiB: every channel busy, the p2p model's full rate; LL sizes untouched.
+  EXPECT_NEAR(exec->estimate(Coll::kAllToAll, 2 * kGiB, s).time_us,
+              tuned->estimate(Coll::kAllToAll, 2 * kGiB, s).time_us, 1e-9);
+  EXPECT_NEAR(exec->estimate(Coll::kAllToAll, 64 * kKiB, s).time_us,
+              tuned->estimate(Coll::kAllToAll, 64 * kKiB, s).time_us, 1e-9);
+  // Across nodes NCCL plans otherwise (one step a piece, net peers): unchanged.
+  f->nodes = 2;
+  auto exec2 = Model::create(*f, Options{});
+  auto tuned2 = Model::create(*f, tuning);
+  ASSERT_TRUE(exec2.ok() && tuned2.ok());
+  EXPECT_NEAR(exec2->estimate(Coll::kAllToAll, 256 * kMiB, exec2->full_shape()).time_us,
+              tuned2->estimate(Coll::kAllToAll, 256 * kMiB, tuned2->full_shape()).time_us, 1e-9);
+}
+
 }  // namespace
 }  // namespace fleetsim::nccl
