@@ -5,6 +5,7 @@
 #include "sim/exec/hybrid_executor.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "sim/exec/event_executor.h"
 
@@ -53,6 +54,7 @@ HybridSim::HybridSim(const Plan& plan, const CostModel& cost, const std::vector<
   ring_ = 2 * qcap_ + 3 * (static_cast<int64_t>(plan.ops.size()) + 1) + 8;
   end_.assign(static_cast<size_t>(ring_) * static_cast<size_t>(n_), 0);
   meta_.resize(static_cast<size_t>(ring_));
+  flat_.assign(static_cast<size_t>(ring_), kNotFlat);
   for (const Fault& f : plan.step_faults) first_fault_step_ = std::min(first_fault_step_, f.at_step);
   for (const Fault& f : plan.op_faults) first_fault_step_ = std::min(first_fault_step_, f.at_step);
   if (plan.scenario.job.watchdog) timeout_ns_ = plan.scenario.job.watchdog->ns;
@@ -137,14 +139,16 @@ int HybridSim::interleaved(GroupKind g, const GroupLayout& L) const {
 // `before` (the item before; may be `clock` itself), is free again at the max
 // arrival plus the cost, written to `clock`. Each member's wait is added to
 // rec.wait, or stored there (`store`: the step's first, over every rank).
-// Interleaved instances are done a block at a time, in rank order.
-void HybridSim::collective(uint32_t op, const int64_t* before, int64_t* clock, bool store, StepRec& rec) {
+// Interleaved instances are done a block at a time, in rank order. Returns the
+// end every instance shares, or kNotFlat if they differ.
+int64_t HybridSim::collective(uint32_t op, const int64_t* before, int64_t* clock, bool store, StepRec& rec) {
   const GroupKind g = plan_.ops[op].group;
   const GroupLayout& L = groups_[static_cast<size_t>(g)];
   const int w = lanes_[static_cast<size_t>(g)];
   Arrival* a = lane_arrival_.data();
   int64_t* done = lane_done_.data();
   int64_t* wait = rec.wait.data();
+  int64_t same = L.count > 0 ? INT64_MAX : kNotFlat;
   for (int inst0 = 0; inst0 < L.count; inst0 += w) {
     const int base = first_member(plan_, g, inst0);
     const int stop = base + L.size * L.stride;
@@ -159,6 +163,8 @@ void HybridSim::collective(uint32_t op, const int64_t* before, int64_t* clock, b
     for (int j = 0; j < w; ++j) {
       keep_latest(a[j], &rec.last_arrival);
       done[j] = a[j].ns + op_cost_[op][L.shape_class[static_cast<size_t>(inst0 + j)]];
+      if (same == INT64_MAX) same = done[j];
+      else if (same != done[j]) same = kNotFlat;
     }
     for (int r = base; r < stop; r += L.stride)
       for (int j = 0; j < w; ++j) {
@@ -167,38 +173,86 @@ void HybridSim::collective(uint32_t op, const int64_t* before, int64_t* clock, b
         clock[r + j] = done[j];
       }
   }
+  return same;
 }
 
 // Item next_item_ of rec's step over every rank: the op `at` (instruction, op),
-// or the step's marker when null. Each item starts from the one before; a
-// collective over every rank reads that in place rather than from a copy.
+// or the step's marker when null. Each item starts from the one before.
 void HybridSim::simulate_item(const std::pair<uint32_t, uint32_t>* at, StepRec& rec, StepSums* sums) {
   ItemMeta& m = meta_[static_cast<size_t>(next_item_ % ring_)];
+  if (at == nullptr) {
+    m.kind = ItemKind::kStepMarker;
+    m.pc = static_cast<uint32_t>(plan_.program.size());
+  } else {
+    m.pc = at->first;
+    m.op = at->second;
+    if (plan_.ops[m.op].kind != OpKind::kCompute) {
+      m.kind = ItemKind::kCollective;
+      if (first_collective_ < 0) first_collective_ = next_item_;
+    }
+  }
+  if (!flat_item(at, rec, sums)) row_item(at, rec, sums);
+  if (m.kind == ItemKind::kCollective) {
+    ++records_;
+    ++seq_[static_cast<size_t>(plan_.ops[m.op].group)];
+  }
+}
+
+// simulate_item when every rank's clock before the item is one value and the
+// item leaves them equal (a marker; a compute op with one duration for every
+// rank; a collective over every rank whose instances all cost the same, where
+// nobody waits): the row is filled, with no per-rank arithmetic. False otherwise.
+bool HybridSim::flat_item(const std::pair<uint32_t, uint32_t>* at, StepRec& rec, StepSums* sums) {
+  const int64_t v = flat(next_item_ - 1);
+  if (v == kNotFlat) return false;
+  int64_t after = v;
+  if (at != nullptr && plan_.ops[at->second].kind == OpKind::kCompute) {
+    int64_t d = 0;
+    if (!compute_time_.same_for_all(at->second, &d)) return false;
+    if (sums->compute) {
+      for (int64_t& c : rec.compute) c += d;
+    } else {
+      std::fill(rec.compute.begin(), rec.compute.end(), d);
+    }
+    sums->compute = true;
+    after = v + d;
+  } else if (at != nullptr) {
+    const std::vector<int64_t>& costs = op_cost_[at->second];
+    if (!covers_all(at->second) || costs.empty() ||
+        std::adjacent_find(costs.begin(), costs.end(), std::not_equal_to<>()) != costs.end())
+      return false;
+    // Every member arrives at v; rank 0 is the lowest first member of the instances.
+    keep_latest(Arrival{v, 0}, &rec.last_arrival);
+    if (!sums->wait) std::fill(rec.wait.begin(), rec.wait.end(), 0);
+    sums->wait = true;
+    after = v + costs[0];
+  }
+  std::fill_n(row(next_item_), n_, after);
+  flat_[static_cast<size_t>(next_item_ % ring_)] = after;
+  return true;
+}
+
+// simulate_item rank by rank. A collective over every rank reads the row
+// before in place rather than from a copy.
+void HybridSim::row_item(const std::pair<uint32_t, uint32_t>* at, StepRec& rec, StepSums* sums) {
+  flat_[static_cast<size_t>(next_item_ % ring_)] = kNotFlat;
   const bool whole_row = at != nullptr && next_item_ > 0 && plan_.ops[at->second].kind != OpKind::kCompute &&
                          covers_all(at->second);
   if (next_item_ == 0) std::fill_n(row(0), n_, 0);
   else if (!whole_row) std::copy_n(row(next_item_ - 1), n_, row(next_item_));
-  if (at == nullptr) {
-    m.kind = ItemKind::kStepMarker;
-    m.pc = static_cast<uint32_t>(plan_.program.size());
-    return;
-  }
-  m.pc = at->first;
-  m.op = at->second;
-  if (plan_.ops[m.op].kind == OpKind::kCompute) {
-    compute_time_.add_all(rec.step, m.op, row(next_item_), rec.compute.data(),
+  if (at == nullptr) return;
+  const uint32_t op = at->second;
+  if (plan_.ops[op].kind == OpKind::kCompute) {
+    compute_time_.add_all(rec.step, op, row(next_item_), rec.compute.data(),
                           sums->compute ? ComputeTime::Sum::kAdd : ComputeTime::Sum::kStore);
     sums->compute = true;
     return;
   }
-  m.kind = ItemKind::kCollective;
-  if (first_collective_ < 0) first_collective_ = next_item_;
-  const bool store = !sums->wait && covers_all(m.op);
+  const bool store = !sums->wait && covers_all(op);
   if (!sums->wait && !store) std::fill(rec.wait.begin(), rec.wait.end(), 0);
   sums->wait = true;
-  collective(m.op, whole_row ? row(next_item_ - 1) : row(next_item_), row(next_item_), store, rec);
-  ++records_;
-  ++seq_[static_cast<size_t>(plan_.ops[m.op].group)];
+  const int64_t same = collective(op, whole_row ? row(next_item_ - 1) : row(next_item_), row(next_item_), store, rec);
+  if (same != kNotFlat && covers_all(op)) flat_[static_cast<size_t>(next_item_ % ring_)] = same;
 }
 
 // Runs `step` over every rank, one ring row per item. False if the ring would
@@ -231,11 +285,14 @@ bool HybridSim::simulate_step(int64_t step, const Path& path) {
     for (; next_start_ < starts_.size() && starts_[next_start_].first == next_item_; ++next_start_) {
       const int r = starts_[next_start_].second;
       row(next_item_)[r] = ret_begun_[static_cast<size_t>(r)];
+      flat_[static_cast<size_t>(next_item_ % ring_)] = kNotFlat;
     }
     // The first collective's enqueue arms the first watchdog check.
     if (timeout_ns_ >= 0 && watchdog_at_ < 0 && first_collective_ >= 0 && next_item_ >= first_collective_ - qcap_) {
-      int64_t enq = INT64_MAX;
-      for (int r = 0; r < n_; ++r) enq = std::min(enq, end(first_collective_ - qcap_, r));
+      const int64_t k = first_collective_ - qcap_;
+      int64_t enq = k < 0 || flat(k) == kNotFlat ? INT64_MAX : flat(k);
+      if (enq == INT64_MAX)
+        for (int r = 0; r < n_; ++r) enq = std::min(enq, end(k, r));
       armed_at_ = enq;
       watchdog_at_ = (enq + timeout_ns_ + kWatchdogPollNs - 1) / kWatchdogPollNs * kWatchdogPollNs;
     }
@@ -253,6 +310,7 @@ bool HybridSim::simulate_step(int64_t step, const Path& path) {
 // begins the next step: the GPU end of the item a launch queue before it.
 int64_t HybridSim::cpu_reaches_next_step() const {
   const int64_t k = next_item_ - 1 - qcap_;
+  if (kept(k) && flat(k) != kNotFlat) return flat(k);
   int64_t t = INT64_MAX;
   for (int r = 0; r < n_; ++r) t = std::min(t, end(k, r));
   return t;
@@ -269,11 +327,15 @@ void HybridSim::feed_whole_steps(int64_t before_ns) {
         const int64_t* ends = row(rec.marker_item);
         rec.latest_ns = 0;
         rec.latest_rank = 0;
-        for (int r = 0; r < n_; ++r)
-          if (ends[r] > rec.latest_ns) {
-            rec.latest_ns = ends[r];
-            rec.latest_rank = r;
-          }
+        if (flat(rec.marker_item) != kNotFlat) {
+          rec.latest_ns = flat(rec.marker_item);  // rank 0, the lowest
+        } else {
+          for (int r = 0; r < n_; ++r)
+            if (ends[r] > rec.latest_ns) {
+              rec.latest_ns = ends[r];
+              rec.latest_rank = r;
+            }
+        }
       }
       last = rec.latest_ns;
     } else {  // ranks that had finished it before the return are FleetSim's

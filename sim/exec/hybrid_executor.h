@@ -77,9 +77,11 @@ class HybridSim {
     bool compute = false, wait = false;
   };
   void simulate_item(const std::pair<uint32_t, uint32_t>* at, StepRec& rec, StepSums* sums);
+  bool flat_item(const std::pair<uint32_t, uint32_t>* at, StepRec& rec, StepSums* sums);
+  void row_item(const std::pair<uint32_t, uint32_t>* at, StepRec& rec, StepSums* sums);
   bool covers_all(uint32_t op) const;
   int interleaved(GroupKind g, const GroupLayout& L) const;
-  void collective(uint32_t op, const int64_t* before, int64_t* clock, bool store, StepRec& rec);
+  int64_t collective(uint32_t op, const int64_t* before, int64_t* clock, bool store, StepRec& rec);
   void feed_whole_steps(int64_t before_ns);
   int64_t cpu_reaches_next_step() const;
   int64_t stretch(int64_t* step);
@@ -88,6 +90,9 @@ class HybridSim {
   int64_t end(int64_t item, int r) const { return item < 0 ? 0 : end_[static_cast<size_t>(item % ring_) * n_ + static_cast<size_t>(r)]; }
   int64_t* row(int64_t item) { return end_.data() + static_cast<size_t>(item % ring_) * n_; }
   const ItemMeta& meta(int64_t item) const { return meta_[static_cast<size_t>(item % ring_)]; }
+  // Every rank's end of the item when they are all one (item < 0: 0), else kNotFlat.
+  static constexpr int64_t kNotFlat = INT64_MIN;
+  int64_t flat(int64_t item) const { return item < 0 ? 0 : flat_[static_cast<size_t>(item % ring_)]; }
   bool kept(int64_t item) const { return item >= next_item_ - ring_ && item < next_item_; }
 
   // hybrid_handover.cc: the state at the handover and what observers saw before it.
@@ -116,6 +121,7 @@ class HybridSim {
   int64_t ring_ = 0;                  // items kept per rank
   std::vector<int64_t> end_;          // ring_ x n: each item's GPU end per rank (ns)
   std::vector<ItemMeta> meta_;        // ring_
+  std::vector<int64_t> flat_;         // ring_: each item's end when every rank's is the same, else kNotFlat
   int64_t next_item_ = 0;             // items simulated so far
   uint32_t records_ = 0;              // collectives so far
   uint32_t seq_[kGroupKinds] = {};

@@ -132,6 +132,13 @@ ComputeTime::ComputeTime(const Plan& plan)
 
 int64_t ComputeTime::nominal_ns(uint32_t op_index) const { return plan_.ops[op_index].time.ns; }
 
+bool ComputeTime::same_for_all(uint32_t op_index, int64_t* ns) const {
+  const PlanOp& op = plan_.ops[op_index];
+  if (op.kind != OpKind::kCompute || samplers_[op_index].active || !plan_.stragglers.empty()) return false;
+  *ns = to_ns(static_cast<double>(op.time.ns));  // sample_ns's value on every rank
+  return true;
+}
+
 int64_t ComputeTime::sample_ns(int rank, int64_t step, uint32_t op_index) const {
   const auto ru = static_cast<size_t>(rank);
   const PlanOp& op = plan_.ops[op_index];
@@ -199,9 +206,8 @@ ComputeTime::ClockRange ComputeTime::add_sampled(int64_t step, uint32_t op_index
   ClockRange range;
   size_t hi_rank = 0;
   const auto n = static_cast<size_t>(plan_.ranks);
-  const PlanOp& op = plan_.ops[op_index];
-  if (op.kind == OpKind::kCompute && !samplers_[op_index].active && plan_.stragglers.empty()) {
-    const int64_t d = to_ns(static_cast<double>(op.time.ns));  // sample_ns's value on every rank
+  int64_t d = 0;
+  if (same_for_all(op_index, &d)) {
     for (size_t r = 0; r < n; ++r) put<kCompute>(clock, compute, r, d, &range, &hi_rank);
   } else {
     for (size_t r = 0; r < n; ++r)

@@ -57,6 +57,9 @@ class ComputeTime {
 
   // The same without jitter or faults (the jitter-free baseline).
   int64_t nominal_ns(uint32_t op_index) const;
+  // Whether add_all adds one duration, *ns, to every rank's clock for op
+  // `op_index` at every step: a compute op without jitter, no compute-time faults.
+  bool same_for_all(uint32_t op_index, int64_t* ns) const;
 
   // The jitter of plan op `op_index` (in compile order).
   const Jitter& jitter(uint32_t op_index) const { return *jitter_[op_index]; }
