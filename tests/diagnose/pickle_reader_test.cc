@@ -291,8 +291,8 @@ TEST(PickleReader, EntriesFillTheSlotsTheTreeWould) {
     std::vector<std::string> got;
     auto sink = [&](size_t i, const EntrySlots& slots) {
       for (size_t k = 0; k < kEntryKeyCount; ++k)
-        if (const json* v = slots.find(static_cast<EntryKey>(k)))
-          got.push_back(std::to_string(i) + "." + std::string(kEntryKeyNames[k]) + "=" + v->dump());
+        if (const SlotValue v = slots.find(static_cast<EntryKey>(k)))
+          got.push_back(std::to_string(i) + "." + std::string(kEntryKeyNames[k]) + "=" + v.dump());
     };
     Result<json> rest = read_pickle_entries(bytes, "p.pkl", "entries", sink);
     got.push_back(rest ? rest->dump() : "ERROR " + rest.errors().front().to_string());
