@@ -1,7 +1,8 @@
 // Reads one flight-recorder dump, pickle (pickle_reader.h) or JSON (nlohmann_json),
-// into an FrDump. Both become JSON values read by one set of rules, each entry as soon
-// as it is parsed: values that PyTorch writes as strings in one version and numbers in
-// another are accepted either way. JSON errors are located at FILE:LINE:COL, pickle ones by path.
+// into an FrDump. An entry's values (JSON values, or a pickle's nodes read in place:
+// slot_value.h) are read by one set of rules as soon as the entry is parsed: values that
+// PyTorch writes as strings in one version and numbers in another are accepted either
+// way. JSON errors are located at FILE:LINE:COL, pickle ones by path.
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
