@@ -15,9 +15,8 @@ EntryKey entry_key(std::string_view key) {
 
 void EntrySlots::clear() {
   for (size_t i = 0; i < kEntryKeyCount; ++i) {
-    if (present[i]) value[i] = json();
+    if (present[i] && !arena) value[i] = json();
     present[i] = false;
-    shared[i] = nullptr;
   }
 }
 

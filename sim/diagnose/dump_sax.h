@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/diagnose/slot_value.h"
+
 namespace fleetsim::diagnose {
 
 // The entry keys the reader reads (docs/flight-recorder-formats.md); others are skipped.
@@ -29,19 +31,21 @@ inline constexpr std::array<std::string_view, kEntryKeyCount> kEntryKeyNames = {
 // The slot of an entry key, or kEntryKeyCount for a key nothing reads.
 EntryKey entry_key(std::string_view key);
 
-// One entry's values by key; `present` tells an absent key from a null one. A value
-// many entries share (a pickle's frames lists of memoized frames) may be held once by
-// the reader and pointed at from `shared` instead of copied into `value`.
+// One entry's values by key; `present` tells an absent key from a null one. The JSON
+// reader builds each value into `value`; the pickle reader leaves its values in its
+// arena (`arena` set) and names each by its node, so nothing is copied out.
 struct EntrySlots {
   std::array<nlohmann::json, kEntryKeyCount> value;
   std::array<bool, kEntryKeyCount> present{};
-  std::array<const nlohmann::json*, kEntryKeyCount> shared{};  // outlives the whole read
+  std::array<uint32_t, kEntryKeyCount> node{};
+  const pickle_detail::PickleArena* arena = nullptr;  // outlives the whole read
 
-  const nlohmann::json* find(EntryKey k) const {
-    return present[k] ? (shared[k] ? shared[k] : &value[k]) : nullptr;
+  SlotValue find(EntryKey k) const {
+    if (!present[k]) return {};
+    return arena ? SlotValue(arena, node[k]) : SlotValue(&value[k]);
   }
   void clear();
-  // From an entry already parsed as a JSON object (the pickle path); its values are moved out.
+  // From an entry already parsed as a JSON object; its values are moved out.
   static void from_object(nlohmann::json&& object, EntrySlots& out);
 };
 

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -18,48 +17,10 @@
 
 #include "fleetsim/status.h"
 #include "sim/diagnose/dump_sax.h"
+#include "sim/diagnose/pickle_node.h"
 #include "sim/diagnose/pickle_reader.h"
 
 namespace fleetsim::diagnose::pickle_detail {
-
-enum class Kind : uint8_t { kScalar, kList, kTuple, kDict, kSet, kFrozenSet };
-
-constexpr const char* kind_name(Kind k) {
-  switch (k) {
-    case Kind::kScalar: return "scalar";
-    case Kind::kList: return "list";
-    case Kind::kTuple: return "tuple";
-    case Kind::kDict: return "dict";
-    case Kind::kSet: return "set";
-    case Kind::kFrozenSet: return "frozenset";
-  }
-  return "value";
-}
-
-// What a kScalar node holds. Strings and bytes are views into the file's bytes (a
-// BINUNICODE's text is raw UTF-8 there); JSON is built only where a value is copied out.
-enum class Scalar : uint8_t { kNull, kBool, kInt, kUint, kFloat, kString, kBytes };
-
-struct Node {
-  Kind kind = Kind::kScalar;
-  Scalar type = Scalar::kNull;    // for kScalar
-  bool flag = false;              // kBool
-  uint64_t at = 0;                // byte offset of the opcode that made it
-  union {
-    int64_t i;
-    uint64_t u;
-    double d;
-  } num{};                        // kInt, kUint, kFloat
-  std::string_view text;          // kString, kBytes: into the file's bytes
-  // Containers: items [first, first + count) of the machine's one item pool, room for
-  // `room` there; a dict's are key, value, key, value ...
-  uint32_t first = 0, count = 0, room = 0;
-
-  bool is_string() const { return kind == Kind::kScalar && type == Scalar::kString; }
-};
-
-// A scalar node's value as JSON (bytes as JSON binary).
-nlohmann::json scalar_json(const Node& n);
 
 // A container on the path being walked (pickle_tree.cc).
 struct WalkFrame {
@@ -84,8 +45,9 @@ class Machine {
   // Node `id` as JSON, leaving out the entry `omit_key` if `id` is a dict (pickle_tree.cc).
   // Every call spends from one expansion budget.
   Result<nlohmann::json> to_json(uint32_t id, std::string_view omit_key = {});
-  // Node `id`'s keys that name entry slots (dump_sax.h), their values built into
-  // `slots`; the rest of it is walked and checked as to_json would, but not built.
+  // Node `id`'s keys that name entry slots (dump_sax.h), their values' nodes filed in
+  // `slots` (read in place through the machine's arena); all of it is walked and
+  // checked as to_json would, nothing built.
   // True when `id` is a dict (a value of another kind is checked, its slots left empty).
   Result<bool> to_slots(uint32_t id, EntrySlots& slots);
   // The items of the list or tuple at key `key` of dict `id`; nullopt if there is none.
@@ -98,7 +60,6 @@ class Machine {
   bool walk(uint32_t root, std::string_view omit_key, nlohmann::json* out, EntrySlots* slots);  // pickle_tree.cc
   bool take_key(WalkFrame& f, std::string_view omit_key);
   EntryKey slot_of(uint32_t key);
-  nlohmann::json* slot_dest(EntryKey k, uint32_t value, EntrySlots& slots);
   bool step_scalar(uint8_t code, bool& handled);
   bool step_text(uint8_t code, bool& handled);
   bool step_container(uint8_t code, bool& handled);
@@ -142,18 +103,7 @@ class Machine {
   std::vector<WalkFrame> path_;   // walk's path, kept between walks
   static constexpr uint8_t kUnknownSlot = 0xff;
   std::vector<uint8_t> key_slot_;  // slot_of's answers by node, kUnknownSlot until asked
-  // Frames lists built for entries, by their items' nodes: entries listing the same
-  // frames share one copy (EntrySlots::shared), which lives as long as the machine.
-  static constexpr size_t kMaxSharedLists = 4096;
-  struct ItemsLess {  // orders item lists, a stored one against a node's range too
-    using is_transparent = void;
-    template <class A, class B>
-    bool operator()(const A& a, const B& b) const {
-      return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end());
-    }
-  };
-  std::map<std::vector<uint32_t>, nlohmann::json, ItemsLess> shared_lists_;
-  std::optional<uint32_t> frames_list_;  // the frames list being built into its slot
+  PickleArena arena_;  // for slots: the nodes, once the run is over
 };
 
 }  // namespace fleetsim::diagnose::pickle_detail

@@ -5,7 +5,6 @@
 // shared memo references that would expand past the budget are refused at the byte
 // that made the node, whether the value is built or only walked.
 #include <algorithm>
-#include <map>
 
 #include "sim/diagnose/pickle_machine.h"
 
@@ -18,7 +17,14 @@ namespace {
 constexpr uint64_t kValueCost = 16;               // budget units per value copied out
 constexpr uint64_t kExpandSlack = uint64_t{16} << 20;  // budget units every pickle has
 
-// A dict key as text: strings as they are, numbers, booleans and None as Python prints them.
+uint64_t cost_of(const Node& n) {
+  if (n.kind != Kind::kScalar) return kValueCost;
+  if (n.type == Scalar::kString || n.type == Scalar::kBytes) return kValueCost + n.text.size();
+  return kValueCost;
+}
+
+}  // namespace
+
 std::optional<std::string> key_text(const Node& n) {
   if (n.kind != Kind::kScalar) return std::nullopt;
   switch (n.type) {
@@ -33,13 +39,19 @@ std::optional<std::string> key_text(const Node& n) {
   return std::nullopt;
 }
 
-uint64_t cost_of(const Node& n) {
-  if (n.kind != Kind::kScalar) return kValueCost;
-  if (n.type == Scalar::kString || n.type == Scalar::kBytes) return kValueCost + n.text.size();
-  return kValueCost;
+json PickleArena::to_json(uint32_t id) const {
+  const Node& n = node(id);
+  if (n.kind == Kind::kScalar) return scalar_json(n);
+  const std::span<const uint32_t> list = items_of(n);
+  if (n.kind != Kind::kDict) {
+    json out = json::array();
+    for (uint32_t item : list) out.push_back(to_json(item));
+    return out;
+  }
+  json out = json::object();
+  for (size_t k = 0; k + 1 < list.size(); k += 2) out[*key_text(node(list[k]))] = to_json(list[k + 1]);
+  return out;
 }
-
-}  // namespace
 
 json scalar_json(const Node& n) {
   switch (n.type) {
@@ -80,35 +92,10 @@ Result<json> Machine::to_json(uint32_t root, std::string_view omit_key) {
 
 Result<bool> Machine::to_slots(uint32_t root, EntrySlots& slots) {
   slots.clear();
-  frames_list_.reset();
+  arena_ = {nodes_.data(), items_.data()};  // the run is over: neither grows again
+  slots.arena = &arena_;
   if (!walk(root, {}, nullptr, &slots)) return *error_;
-  // A frames list built this time: kept (up to a bound) for the entries that list the same frames.
-  if (frames_list_ && slots.present[kKeyFrames] && !slots.shared[kKeyFrames] &&
-      shared_lists_.size() < kMaxSharedLists) {
-    const std::span<const uint32_t> list = items(nodes_[*frames_list_]);
-    auto it = shared_lists_.emplace(std::vector<uint32_t>(list.begin(), list.end()), std::move(slots.value[kKeyFrames]))
-                  .first;
-    slots.shared[kKeyFrames] = &it->second;
-  }
   return nodes_[root].kind == Kind::kDict;
-}
-
-// Where the value of slot `k` (node `value`) goes: a frames list whose items (memoized
-// frame dicts, as PyTorch writes them) were built before points at that copy and is
-// only walked; other values are built into the slot.
-json* Machine::slot_dest(EntryKey k, uint32_t value, EntrySlots& slots) {
-  slots.present[k] = true;
-  slots.shared[k] = nullptr;
-  if (k != kKeyFrames) return &slots.value[k];
-  const Node& n = nodes_[value];
-  frames_list_.reset();
-  if (n.kind != Kind::kList && n.kind != Kind::kTuple) return &slots.value[k];
-  if (auto it = shared_lists_.find(items(n)); it != shared_lists_.end()) {
-    slots.shared[k] = &it->second;
-    return nullptr;
-  }
-  frames_list_ = value;
-  return &slots.value[k];
 }
 
 // The slot a dict key node names (kEntryKeyCount for none), looked up once per node:
@@ -124,9 +111,8 @@ EntryKey Machine::slot_of(uint32_t key) {
 
 // The one walk behind to_json and to_slots: every node under `root` is visited, spent
 // from the budget and checked (cycles, depth, dict keys) in the same order either way.
-// With `out`, the whole value is built there. With `slots`, `root` (an entry dict) is
-// not built: the value of each key that names a slot is built into that slot, the
-// rest only checked.
+// With `out`, the whole value is built there. With `slots`, nothing is built: the
+// node of each of `root`'s keys that names a slot is filed in that slot.
 bool Machine::walk(uint32_t root, std::string_view omit_key, json* out, EntrySlots* slots) {
   const uint64_t budget = std::min<uint64_t>(UINT64_MAX / 2, limits_.expand_factor * bytes_.size()) + kExpandSlack;
   uint64_t& spent = spent_;
@@ -134,16 +120,14 @@ bool Machine::walk(uint32_t root, std::string_view omit_key, json* out, EntrySlo
   std::vector<uint8_t>& on_path = on_path_;
   std::vector<WalkFrame>& path = path_;  // kept between walks: one entry's walk allocates no path
   path.clear();
-  json* dest = nullptr;  // with `slots`: where the value being visited goes (nullptr: checked only)
   auto emit = [&](json v) {
     if (path.empty()) {
       if (out) *out = std::move(v);
       return;
     }
     WalkFrame& parent = path.back();
-    if (!parent.build) {
-      if (dest) *dest = std::move(v);
-    } else if (parent.value.is_object()) {
+    if (!parent.build) return;
+    if (parent.value.is_object()) {
       parent.value[parent.key] = std::move(v);
     } else {
       parent.value.push_back(std::move(v));
@@ -156,7 +140,7 @@ bool Machine::walk(uint32_t root, std::string_view omit_key, json* out, EntrySlo
     if (spent > budget)
       return fail(n.at, "the values shared through the memo expand past " + std::to_string(limits_.expand_factor) +
                             " times the file's size: refused as too large");
-    const bool build = path.empty() ? out != nullptr : path.back().build || dest != nullptr;
+    const bool build = path.empty() ? out != nullptr : path.back().build;
     if (n.kind == Kind::kScalar) {
       if (build) emit(scalar_json(n));
       return true;
@@ -185,8 +169,10 @@ bool Machine::walk(uint32_t root, std::string_view omit_key, json* out, EntrySlo
       continue;  // the omitted key: its value is handed out elsewhere
     }
     if (slots && path.size() == 1 && n.kind == Kind::kDict) {
-      const EntryKey k = slot_of(items(n)[f.next - 1]);
-      dest = k == kEntryKeyCount ? nullptr : slot_dest(k, items(n)[f.next], *slots);
+      if (const EntryKey k = slot_of(items(n)[f.next - 1]); k != kEntryKeyCount) {
+        slots->present[k] = true;
+        slots->node[k] = items(n)[f.next];
+      }
     }
     if (!visit(items(n)[f.next++])) return false;
   }

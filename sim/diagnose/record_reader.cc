@@ -1,7 +1,8 @@
 // Reads one flight-recorder dump, pickle (pickle_reader.h) or JSON (nlohmann_json),
-// into an FrDump. Both become JSON values read by one set of rules, each entry as soon
-// as it is parsed: values that PyTorch writes as strings in one version and numbers in
-// another are accepted either way. JSON errors are located at FILE:LINE:COL, pickle ones by path.
+// into an FrDump. An entry's values (JSON values, or a pickle's nodes read in place:
+// slot_value.h) are read by one set of rules as soon as the entry is parsed: values that
+// PyTorch writes as strings in one version and numbers in another are accepted either
+// way. JSON errors are located at FILE:LINE:COL, pickle ones by path.
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string_view>
 #include <unordered_map>
 
@@ -95,16 +97,43 @@ std::string path_text(const JsonPath& path) {
   return out;
 }
 
+// What a frame says to the call it is part of (read_frames).
+struct FrameFacts {
+  Sym name;
+  Sym site;      // "file:line" in the job's code, or empty
+  Sym when;      // the condition it carries, or empty
+  int64_t step = -1;
+};
+
+// Shapes already seen, by the hash of their four slots' values (shape_of). A JSON
+// dump's values are kept as copies (`owned`), a pickle's as views of its nodes.
+struct ShapeCache {
+  struct Cached {
+    std::unique_ptr<std::array<json, 4>> owned;
+    std::array<SlotValue, 4> view;
+    FrShapeId id;
+  };
+  std::unordered_map<size_t, std::vector<Cached>> buckets;
+};
+
+// A pickle's reads by node: each frame's facts, its shapes, and the call of the last
+// frames list read (consecutive entries often list the very same frames).
+struct NodeCaches {
+  std::unordered_map<const void*, FrameFacts> frames;
+  ShapeCache shapes;
+  std::vector<const void*> last_frames;
+  FrCallId last_call;
+};
+
 // One dump being read: the first value it cannot read becomes a Diagnostic
 // naming its path and what was expected, at the value's FILE:LINE:COL in a
-// JSON dump (`text`), at the file in a pickle (`text` null).
+// JSON dump (`text`), at the file in a pickle (`text` null). A pickle's values stay in
+// its arena for the whole read, so what is made of them is kept by node (`nodes`).
 struct DumpReader {
   const std::string* text;
   const std::string& file;
   std::optional<Diagnostic> error;
-  // What read_frames took from the last frames list that entries share (EntrySlots::shared).
-  const json* frames_read = nullptr;
-  FrCallId from_frames;
+  NodeCaches nodes;
 
   void fail(const JsonPath& path, const std::string& message) {
     if (error) return;
@@ -118,17 +147,17 @@ struct DumpReader {
   // An integer, written as a JSON integer, a float with no fraction, or a
   // string of decimal digits (PyTorch writes both forms); null or absent
   // reads as `fallback`. Anything else is an error.
-  int64_t integer(const json& v, int64_t fallback, const JsonPath& path) {
+  int64_t integer(const SlotValue& v, int64_t fallback, const JsonPath& path) {
     if (v.is_null()) return fallback;
     if (v.is_number_unsigned()) {
-      if (v.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)) return static_cast<int64_t>(v.get<uint64_t>());
+      if (v.get_uint() <= static_cast<uint64_t>(INT64_MAX)) return static_cast<int64_t>(v.get_uint());
     } else if (v.is_number_integer()) {
-      return v.get<int64_t>();
+      return v.get_int();
     } else if (v.is_number_float()) {
-      const double d = v.get<double>();
+      const double d = v.get_double();
       if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.2e18) return static_cast<int64_t>(d);
     } else if (v.is_string()) {
-      const std::string& s = v.get_ref<const std::string&>();
+      const std::string s(v.get_string());
       char* end = nullptr;
       errno = 0;
       const long long x = std::strtoll(s.c_str(), &end, 10);
@@ -142,7 +171,7 @@ struct DumpReader {
     auto it = obj.find(key);
     if (it == obj.end()) return fallback;
     path.push_back({key, 0});
-    return integer(*it, fallback, path);
+    return integer(SlotValue(&*it), fallback, path);
   }
 
   // A sequence number: an integer >= 0 where present.
@@ -156,13 +185,20 @@ struct DumpReader {
   }
 
   // A JSON value as an error message quotes it: at most ~200 characters.
-  static std::string quote_json(const json& v) { return clip_value(v.dump()); }
+  static std::string quote_json(const SlotValue& v) { return clip_value(v.dump()); }
 };
 
 std::string as_string(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_null()) return "";
   return v.dump();
+}
+
+// A slot value as a symbol: a string as it is (interned from its view), null as "", else its JSON.
+Sym as_sym(const SlotValue& v) {
+  if (v.is_string()) return Sym(v.get_string());
+  if (v.is_null()) return Sym("");
+  return Sym(v.dump());
 }
 
 std::string field_string(const json& obj, const char* key) {
@@ -183,8 +219,9 @@ std::vector<int> parse_ranks(const json& v, DumpReader& rd, const JsonPath& path
   const json ranks = unwrap(v);
   if (!ranks.is_array()) return out;
   for (const json& r : ranks) {
-    const int64_t x = rd.integer(r, -1, path);
-    if (x < 0 || x > INT32_MAX) rd.fail(path, "a rank must be an integer in 0 .. 2^31-1, got " + DumpReader::quote_json(r));
+    const int64_t x = rd.integer(SlotValue(&r), -1, path);
+    if (x < 0 || x > INT32_MAX)
+      rd.fail(path, "a rank must be an integer in 0 .. 2^31-1, got " + DumpReader::quote_json(SlotValue(&r)));
     out.push_back(static_cast<int>(x));
   }
   std::sort(out.begin(), out.end());
@@ -193,17 +230,17 @@ std::vector<int> parse_ranks(const json& v, DumpReader& rd, const JsonPath& path
 
 // One dimension of a tensor's shape: a non-negative integer (or one in a string);
 // anything else (a float, a negative, a value past int64) reads as unknown.
-std::optional<int64_t> dim_of(const json& d) {
+std::optional<int64_t> dim_of(const SlotValue& d) {
   if (d.is_number_unsigned()) {
-    const uint64_t u = d.get<uint64_t>();
+    const uint64_t u = d.get_uint();
     return u <= static_cast<uint64_t>(INT64_MAX) ? std::optional<int64_t>(static_cast<int64_t>(u)) : std::nullopt;
   }
   if (d.is_number_integer()) {
-    const int64_t v = d.get<int64_t>();
+    const int64_t v = d.get_int();
     return v >= 0 ? std::optional<int64_t>(v) : std::nullopt;
   }
   if (d.is_string()) {
-    const std::optional<int64_t> v = parse_int<int64_t>(d.get_ref<const std::string&>());
+    const std::optional<int64_t> v = parse_int<int64_t>(d.get_string());
     return v && *v >= 0 ? v : std::nullopt;
   }
   return std::nullopt;
@@ -211,14 +248,15 @@ std::optional<int64_t> dim_of(const json& d) {
 
 // The element count of a list of shapes, saturating at INT64_MAX; shapes with an
 // unreadable dimension count as 0.
-int64_t numel_of(const json& sizes) {
+int64_t numel_of(const SlotValue& sizes) {
   int64_t total = 0;
   if (!sizes.is_array()) return 0;
-  for (const json& tensor : sizes) {
+  for (size_t t = 0; t < sizes.size(); ++t) {
+    const SlotValue tensor = sizes.item(t);
     if (!tensor.is_array()) continue;
     int64_t n = 1;
-    for (const json& d : tensor) {
-      const std::optional<int64_t> dim = dim_of(d);
+    for (size_t i = 0; i < tensor.size(); ++i) {
+      const std::optional<int64_t> dim = dim_of(tensor.item(i));
       if (!dim) {
         n = 0;
         break;
@@ -230,151 +268,204 @@ int64_t numel_of(const json& sizes) {
   return total;
 }
 
-bool looks_like_condition(const std::string& s) {
-  return s.rfind("when", 0) == 0 || s.find("==") != std::string::npos ||
-         s.find('%') != std::string::npos;
+bool looks_like_condition(std::string_view s) {
+  return s.rfind("when", 0) == 0 || s.find("==") != std::string_view::npos || s.find('%') != std::string_view::npos;
 }
 
 // "file:line" of a frame in the job's own code, or "": frames inside torch, an
 // installed package or the Python runtime ("<string>") are the framework's.
-std::string job_site(const json& f) {
+std::string job_site(const SlotValue& f) {
   if (!f.is_object()) return "";
-  const std::string file = field_string(f, "filename");
-  auto line = f.find("line");
+  const SlotValue name = f.find("filename");
+  const std::string file = name ? as_sym(name).str() : "";
+  const SlotValue line = f.find("line");
   if (file.empty() || file[0] == '<' || file.find("/torch/") != std::string::npos ||
-      file.find("-packages/") != std::string::npos || line == f.end() || !line->is_number_integer() ||
-      line->get<int64_t>() <= 0)
+      file.find("-packages/") != std::string::npos || !line || !line.is_number_integer() || line.get_int() <= 0)
     return "";
-  return file.substr(file.find_last_of('/') + 1) + ":" + std::to_string(line->get<int64_t>());
+  return file.substr(file.find_last_of('/') + 1) + ":" + std::to_string(line.get_int());
 }
 
-FrCall read_frames(const json* frames) {
-  FrCall out;
-  if (!frames || !frames->is_array()) return out;
-  std::string op_name, site, when;
-  for (const json& f : *frames) {
-    const std::string name = f.is_object() ? field_string(f, "name") : as_string(f);
-    if (op_name.empty() && &f == &(*frames)[0]) op_name = name;
-    if (site.empty()) site = job_site(f);
-    if (out.step < 0 && name.rfind("step ", 0) == 0 && name.size() > 5 &&
-        name.find_first_not_of("0123456789", 5) == std::string::npos) {
-      out.step = std::strtoll(name.c_str() + 5, nullptr, 10);
-    }
-    if (when.empty() && looks_like_condition(name)) {
-      size_t skip = name.rfind("when", 0) == 0 ? 4 : 0;
-      while (skip < name.size() && (name[skip] == ':' || name[skip] == ' ')) ++skip;
-      when = name.substr(skip);
-    }
+// What frame `f` says: its name (a dict's "name", else the value as text), its job
+// site, the step of a "step N" name, the condition a name carries.
+FrameFacts frame_facts(const SlotValue& f) {
+  FrameFacts out;
+  const SlotValue name_value = f.is_object() ? f.find("name") : f;
+  const std::string name = name_value ? as_sym(name_value).str() : "";
+  out.name = Sym(name);
+  out.site = Sym(job_site(f));
+  if (name.rfind("step ", 0) == 0 && name.size() > 5 && name.find_first_not_of("0123456789", 5) == std::string::npos)
+    out.step = std::strtoll(name.c_str() + 5, nullptr, 10);
+  if (looks_like_condition(name)) {
+    size_t skip = name.rfind("when", 0) == 0 ? 4 : 0;
+    while (skip < name.size() && (name[skip] == ':' || name[skip] == ' ')) ++skip;
+    out.when = Sym(name.substr(skip));
   }
-  out.op_name = op_name;
-  out.site = site;
-  out.when = when;
   return out;
 }
 
-// An entry's slot as text: a string as it is, null or absent as "", else its JSON.
-std::string slot_string(const EntrySlots& e, EntryKey k) {
-  const json* v = e.find(k);
-  return v ? as_string(*v) : "";
+// The call a frames list names: the first frame's name, and the first site, step and
+// condition any frame carries. A pickle's frames are read once per node (`cache`).
+FrCall read_frames(const SlotValue& frames, std::unordered_map<const void*, FrameFacts>* cache) {
+  FrCall out;
+  if (!frames || !frames.is_array()) return out;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const SlotValue f = frames.item(i);
+    FrameFacts fresh;
+    const FrameFacts* facts = &fresh;
+    if (cache) {
+      auto [it, added] = cache->try_emplace(f.identity());
+      if (added) it->second = frame_facts(f);
+      facts = &it->second;
+    } else {
+      fresh = frame_facts(f);
+    }
+    if (i == 0) out.op_name = facts->name;
+    if (out.site.empty()) out.site = facts->site;
+    if (out.step < 0) out.step = facts->step;
+    if (out.when.empty()) out.when = facts->when;
+  }
+  return out;
+}
+
+// An entry's slot as a symbol: a string as it is, null or absent as "", else its JSON.
+Sym slot_sym(const EntrySlots& e, EntryKey k) {
+  const SlotValue v = e.find(k);
+  return v ? as_sym(v) : Sym("");
 }
 
 bool slot_bool(const EntrySlots& e, EntryKey k) {
-  const json* v = e.find(k);
+  const SlotValue v = e.find(k);
   if (!v) return false;
-  if (v->is_boolean()) return v->get<bool>();
-  if (v->is_string()) return *v == "true" || *v == "True" || *v == "1";
-  return v->is_number() && v->get<double>() != 0;
+  if (v.is_boolean()) return v.get_bool();
+  if (v.is_string()) return v.get_string() == "true" || v.get_string() == "True" || v.get_string() == "1";
+  return v.is_number() && v.get_double() != 0;
 }
 
 // A list-valued slot as canonical JSON text ("[]" when absent), interned.
 Sym slot_text(const EntrySlots& e, EntryKey k) {
-  const json* v = e.find(k);
-  return v ? Sym(v->dump()) : Sym("[]");
+  const SlotValue v = e.find(k);
+  return v ? Sym(v.dump()) : Sym("[]");
 }
 
-// Whether two JSON values dump to the same text: same types all the way down
-// (an integer and an equal float dump differently), floats bit for bit.
-bool same_json(const json& a, const json& b) {
-  if (a.type() != b.type()) return false;
-  switch (a.type()) {
-    case json::value_t::array:
-    case json::value_t::object: {
-      if (a.size() != b.size()) return false;
-      for (auto x = a.begin(), y = b.begin(); x != a.end(); ++x, ++y) {
-        if (a.is_object() && x.key() != y.key()) return false;
-        if (!same_json(*x, *y)) return false;
-      }
-      return true;
-    }
-    case json::value_t::number_float: {
-      const double x = a.get<double>(), y = b.get<double>();
+// A value's type as the JSON tree has it: what same_value and hash_value compare first.
+enum class ValueType : uint8_t { kAbsent, kNull, kBool, kInt, kUint, kFloat, kString, kArray, kOther };
+
+ValueType type_of(const SlotValue& v) {
+  if (!v) return ValueType::kAbsent;
+  if (v.is_null()) return ValueType::kNull;
+  if (v.is_boolean()) return ValueType::kBool;
+  if (v.is_number_unsigned()) return ValueType::kUint;
+  if (v.is_number_integer()) return ValueType::kInt;
+  if (v.is_number_float()) return ValueType::kFloat;
+  if (v.is_string()) return ValueType::kString;
+  if (v.is_array()) return ValueType::kArray;
+  return ValueType::kOther;  // objects and bytes: compared by their JSON text
+}
+
+// Whether two values dump to the same text: same types all the way down (an integer
+// and an equal float dump differently), floats bit for bit, objects and bytes by text.
+bool same_value(const SlotValue& a, const SlotValue& b) {
+  if (a.identity() && a.identity() == b.identity()) return true;
+  const ValueType t = type_of(a);
+  if (t != type_of(b)) return false;
+  switch (t) {
+    case ValueType::kAbsent:
+    case ValueType::kNull: return true;
+    case ValueType::kBool: return a.get_bool() == b.get_bool();
+    case ValueType::kInt: return a.get_int() == b.get_int();
+    case ValueType::kUint: return a.get_uint() == b.get_uint();
+    case ValueType::kFloat: {
+      const double x = a.get_double(), y = b.get_double();
       return std::memcmp(&x, &y, sizeof x) == 0;
     }
-    case json::value_t::discarded: return true;  // an absent slot
-    default: return a == b;
+    case ValueType::kString: return a.get_string() == b.get_string();
+    case ValueType::kArray: {
+      if (a.size() != b.size()) return false;
+      for (size_t i = 0; i < a.size(); ++i)
+        if (!same_value(a.item(i), b.item(i))) return false;
+      return true;
+    }
+    case ValueType::kOther: return a.dump() == b.dump();
   }
+  return false;
 }
 
-// A hash consistent with same_json, from the values' numbers and texts (no dump).
-size_t hash_json(const json& v, size_t h) {
-  h = hash_mix(h, static_cast<uint64_t>(v.type()));
-  switch (v.type()) {
-    case json::value_t::array:
-    case json::value_t::object:
-      for (auto it = v.begin(); it != v.end(); ++it) h = hash_json(*it, h);
+// A hash consistent with same_value, from the values' numbers and texts (no dump).
+size_t hash_value(const SlotValue& v, size_t h) {
+  const ValueType t = type_of(v);
+  h = hash_mix(h, static_cast<uint64_t>(t));
+  switch (t) {
+    case ValueType::kArray:
+      for (size_t i = 0; i < v.size(); ++i) h = hash_value(v.item(i), h);
       return h;
-    case json::value_t::number_integer: return hash_mix(h, static_cast<uint64_t>(v.get<int64_t>()));
-    case json::value_t::number_unsigned: return hash_mix(h, v.get<uint64_t>());
-    case json::value_t::string: return hash_mix(h, std::hash<std::string>{}(v.get_ref<const std::string&>()));
-    case json::value_t::boolean: return hash_mix(h, v.get<bool>());
-    default: return h;  // null, discarded; floats and object keys only by count
+    case ValueType::kInt: return hash_mix(h, static_cast<uint64_t>(v.get_int()));
+    case ValueType::kUint: return hash_mix(h, v.get_uint());
+    case ValueType::kString: return hash_mix(h, std::hash<std::string_view>{}(v.get_string()));
+    case ValueType::kBool: return hash_mix(h, v.get_bool());
+    case ValueType::kOther: return hash_mix(h, std::hash<std::string>{}(v.dump()));  // rare: objects, bytes
+    default: return h;  // null, absent, floats
   }
 }
 
-// An entry's shape tuple. The four slots' values are looked up in this thread's
-// cache first, so the JSON text is dumped and interned once per distinct shape,
-// not once per entry; the text is the same either way.
-FrShapeId shape_of(const EntrySlots& e) {
+// An entry's shape tuple. The four slots' values are looked up in `cache` first, so
+// the JSON text is dumped and interned once per distinct shape, not once per entry;
+// the text is the same either way. JSON values are copied into the cache; a pickle's
+// nodes (`by_view`) outlive its read and are kept as views.
+FrShapeId shape_of(const EntrySlots& e, ShapeCache& cache, bool by_view) {
   constexpr std::array<EntryKey, 4> kKeys = {kKeyInputSizes, kKeyOutputSizes, kKeyInputDtypes, kKeyOutputDtypes};
-  struct Cached {
-    std::array<json, 4> slots;
-    FrShapeId id;
-  };
-  thread_local std::unordered_map<size_t, std::vector<Cached>> cache;
-  static const json kAbsent(json::value_t::discarded);
-  std::array<const json*, 4> slots{};
+  std::array<SlotValue, 4> slots;
   size_t h = 0;
   for (size_t i = 0; i < kKeys.size(); ++i) {
-    slots[i] = e.find(kKeys[i]) ? e.find(kKeys[i]) : &kAbsent;
-    h = hash_json(*slots[i], h);
+    slots[i] = e.find(kKeys[i]);
+    h = hash_value(slots[i], h);
   }
-  std::vector<Cached>& bucket = cache[h];
-  for (const Cached& c : bucket) {
+  for (const ShapeCache::Cached& c : cache.buckets[h]) {
     bool same = true;
-    for (size_t i = 0; same && i < kKeys.size(); ++i) same = same_json(c.slots[i], *slots[i]);
+    for (size_t i = 0; same && i < kKeys.size(); ++i) same = same_value(c.view[i], slots[i]);
     if (same) return c.id;
   }
   FrShape shape{slot_text(e, kKeyInputSizes), slot_text(e, kKeyOutputSizes), slot_text(e, kKeyInputDtypes),
                 slot_text(e, kKeyOutputDtypes), 0};
-  if (const json* sizes = e.find(kKeyInputSizes)) shape.input_numel = numel_of(*sizes);
+  if (slots[0]) shape.input_numel = numel_of(slots[0]);
   const FrShapeId id(shape);
-  if (cache.size() > 4096) cache.clear();  // a bound for dumps whose every entry differs
-  std::vector<Cached>& fresh = cache[h];
-  fresh.push_back({{*slots[0], *slots[1], *slots[2], *slots[3]}, id});
+  if (cache.buckets.size() > 4096) cache.buckets.clear();  // a bound for dumps whose every entry differs
+  ShapeCache::Cached fresh{nullptr, slots, id};
+  if (!by_view) {
+    fresh.owned = std::make_unique<std::array<json, 4>>();
+    for (size_t i = 0; i < kKeys.size(); ++i)
+      if (slots[i]) fresh.view[i] = SlotValue(&((*fresh.owned)[i] = slots[i].to_json()));
+  }
+  cache.buckets[h].push_back(std::move(fresh));
   return id;
+}
+
+// The call an entry's frames name; a pickle's read by node, the last list's call reused.
+FrCallId call_of(const EntrySlots& e, DumpReader& rd) {
+  const SlotValue frames = e.find(kKeyFrames);
+  if (!e.arena) return FrCallId(read_frames(frames, nullptr));
+  std::vector<const void*>& last = rd.nodes.last_frames;
+  const bool listed = frames && frames.is_array();
+  bool same = listed && frames.size() == last.size();
+  for (size_t i = 0; same && i < last.size(); ++i) same = frames.item(i).identity() == last[i];
+  if (same) return rd.nodes.last_call;
+  last.clear();
+  for (size_t i = 0; listed && i < frames.size(); ++i) last.push_back(frames.item(i).identity());
+  if (!listed) last.push_back(nullptr);  // no list: matches no list that follows
+  rd.nodes.last_call = FrCallId(read_frames(frames, &rd.nodes.frames));
+  return rd.nodes.last_call;
 }
 
 FrEntry parse_entry(const EntrySlots& e, DumpReader& rd, const JsonPath& at) {
   auto field_int = [&](EntryKey k, int64_t fallback) {
-    const json* v = e.find(k);
+    const SlotValue v = e.find(k);
     if (!v) return fallback;
     JsonPath path = at;
     path.push_back({std::string(kEntryKeyNames[k]), 0});
-    return rd.integer(*v, fallback, path);
+    return rd.integer(v, fallback, path);
   };
   auto seq = [&](EntryKey k) {
     const int64_t v = field_int(k, -1);
-    if (v < 0 && e.find(k) && !e.find(k)->is_null()) {
+    if (v < 0 && e.find(k) && !e.find(k).is_null()) {
       JsonPath path = at;
       path.push_back({std::string(kEntryKeyNames[k]), 0});
       rd.fail(path, "a sequence number must be >= 0, got " + std::to_string(v));
@@ -384,37 +475,29 @@ FrEntry parse_entry(const EntrySlots& e, DumpReader& rd, const JsonPath& at) {
   FrEntry out;
   (void)field_int(kKeyRecordId, -1);  // checked, not kept: nothing reads it
   FrGroupFacts group;
-  group.pg_id = slot_string(e, kKeyPgId);
-  const json* pg = e.find(kKeyProcessGroup);
-  if (pg && pg->is_array() && !pg->empty()) {
-    group.pg_name = as_string((*pg)[0]);
-    if (pg->size() > 1) group.pg_desc = as_string((*pg)[1]);
+  group.pg_id = slot_sym(e, kKeyPgId);
+  const SlotValue pg = e.find(kKeyProcessGroup);
+  if (pg && pg.is_array() && pg.size() > 0) {
+    group.pg_name = as_sym(pg.item(0));
+    if (pg.size() > 1) group.pg_desc = as_sym(pg.item(1));
   }
   if (group.pg_name.empty()) group.pg_name = group.pg_id;
   out.collective_seq_id = seq(kKeyCollectiveSeqId);
   out.p2p_seq_id = seq(kKeyP2pSeqId);
   out.is_p2p = slot_bool(e, kKeyIsP2p);
-  out.profiling_name = slot_string(e, kKeyProfilingName);
+  out.profiling_name = slot_sym(e, kKeyProfilingName);
   out.time_created_ns = field_int(kKeyTimeCreated, 0);
   out.time_discovered_started_ns = field_int(kKeyTimeStarted, 0);
   out.time_discovered_completed_ns = field_int(kKeyTimeCompleted, 0);
-  const json* dur = e.find(kKeyDuration);
-  if (dur && dur->is_number()) out.set_duration_ms(dur->get<double>());
-  out.set_shape(shape_of(e));
-  out.state = slot_string(e, kKeyState);
+  const SlotValue dur = e.find(kKeyDuration);
+  if (dur && dur.is_number()) out.set_duration_ms(dur.get_double());
+  thread_local ShapeCache json_shapes;  // a JSON dump's values are gone after the entry: copies, kept per thread
+  out.set_shape(e.arena ? shape_of(e, rd.nodes.shapes, true) : shape_of(e, json_shapes, false));
+  out.state = slot_sym(e, kKeyState);
   out.retired = slot_bool(e, kKeyRetired);
   group.timeout_ms = field_int(kKeyTimeoutMs, 0);
   out.set_group(group);
-  const json* frames = e.find(kKeyFrames);
-  if (!frames || frames != e.shared[kKeyFrames]) {
-    out.set_call(read_frames(frames));
-    return out;
-  }
-  if (frames != rd.frames_read) {  // a shared list: read once while entries repeat it
-    rd.from_frames = FrCallId(read_frames(frames));
-    rd.frames_read = frames;
-  }
-  out.set_call(rd.from_frames);
+  out.set_call(call_of(e, rd));
   return out;
 }
 
@@ -543,7 +626,7 @@ Result<FrDump> read_fr_tree(const json& root, const std::string* text, const std
   }
   FrDump dump;
   dump.file = file;
-  DumpReader rd{text, file, std::nullopt, nullptr, {}};
+  DumpReader rd{text, file, std::nullopt, {}};
   if (!root.contains("rank") && fallback_rank < 0)
     return file_error(file, "no 'rank' key, and no rank number at the end of the file name: whose dump is it?");
   const int64_t rank = rd.field(root, "rank", fallback_rank, {});
@@ -576,7 +659,7 @@ Result<FrDump> parse_fr_dump(const std::string& text, const std::string& file, i
   if (looks_like_pickle(text)) {
     // Entries one at a time: the dump's largest part never sits in memory as a tree.
     std::vector<FrEntry> entries;
-    DumpReader rd{nullptr, file, std::nullopt, nullptr, {}};
+    DumpReader rd{nullptr, file, std::nullopt, {}};
     Result<json> rest = read_pickle_entries(text, file, "entries", [&](size_t i, const EntrySlots& e) {
       entries.push_back(parse_entry(e, rd, {{"entries", 0}, {"", i}}));
     });
@@ -587,7 +670,7 @@ Result<FrDump> parse_fr_dump(const std::string& text, const std::string& file, i
   // A SAX pass (dump_sax.h): each object of the top-level `entries` list is read
   // into an FrEntry from its slots, never built as a tree.
   std::vector<FrEntry> entries;
-  DumpReader rd{&text, file, std::nullopt, nullptr, {}};
+  DumpReader rd{&text, file, std::nullopt, {}};
   DumpSax sax([&](size_t i, const EntrySlots& e) { entries.push_back(parse_entry(e, rd, {{"entries", 0}, {"", i}})); },
               [&] { entries.clear(); });
   Result<json> parsed = parse_json_with(text, file, [&] {
