@@ -86,11 +86,29 @@ bool FleetSim::hand_back(Handover* h, int64_t min_step, int* probe) {
 
 bool FleetSim::over() const { return all_done_ || ctx_.stop || !ctx_.sched.live(); }
 
+// The next event, if it concerns one rank's CPU or GPU (a kernel or cpu op end).
+const Event* FleetSim::rank_event_next() const {
+  const Event* e = ctx_.sched.next();
+  return e && (e->kind == kGpuDone || e->kind == kCpuWake) ? e : nullptr;
+}
+
+// Events of a large fleet touch each rank's state in no cache-friendly order
+// (kernel ends jitter), so each step hints the next event's rank into the cache
+// while it handles this one: its per-rank words first, then (their head index
+// now loaded) its queue's head item. Hints only: the run is unchanged.
 bool FleetSim::step() {
   if (over()) return false;
   const Event e = ctx_.sched.pop();
   ++ctx_.result.events;
+  if (const Event* next = rank_event_next()) {
+    const int r = static_cast<int>(next->a);
+    gpu_.prefetch_state(r);
+    cpu_.prefetch_state(r);
+    ctx_.prefetch_dead(r);
+  }
   dispatch(e);
+  if (const Event* next = rank_event_next(); next && next->kind == kGpuDone)
+    gpu_.prefetch_head(static_cast<int>(next->a));
   all_done_ = gpu_.ranks_done() == ctx_.n && ctx_.result.outcome == Outcome::kCompleted;
   return true;
 }

@@ -57,6 +57,7 @@ class FleetSim {
   bool over() const;
   void dispatch(const Event& e);
   void advance(int r);
+  const Event* rank_event_next() const;
   void nic_error(int k);
   void gloo_mismatch(uint32_t group, uint32_t instance);
   int64_t stuck_step(int r);

@@ -72,6 +72,21 @@ class GpuStreams {
   void adopt(int r, std::span<const GpuItem> items, int64_t finished_step);
 
   int64_t finished_step(int r) const { return finished_step_[static_cast<size_t>(r)]; }
+  // Cache hints only (no effect on the run): r's per-rank words, and the item at
+  // the head of r's queue (reads the head index, so hint the words first).
+  void prefetch_state(int r) const {
+    const auto ru = static_cast<size_t>(r);
+    __builtin_prefetch(&gen_[ru]);
+    __builtin_prefetch(&qhead_[ru]);
+    __builtin_prefetch(&qlen_[ru]);
+    __builtin_prefetch(&busy_[ru]);
+  }
+  void prefetch_head(int r) const {
+    const auto ru = static_cast<size_t>(r);
+    const char* p = reinterpret_cast<const char*>(&queue_[ru * qcap_ + qhead_[ru]]);
+    __builtin_prefetch(p);
+    __builtin_prefetch(p + sizeof(GpuItem) - 1);
+  }
   // Ranks that finished the job's last step.
   int ranks_done() const { return ranks_done_; }
 
