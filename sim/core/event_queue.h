@@ -1,4 +1,4 @@
-// The engine's event queue: a binary heap ordered by (time, priority, seq). The
+// The engine's event queue: a 4-ary heap ordered by (time, priority, seq). The
 // monotonic seq makes equal-time, equal-priority events pop in insertion order,
 // so a run's event order is a pure function of its inputs. Events are small
 // trivially-copyable records; the heap's storage is reserved up front.
@@ -34,27 +34,58 @@ class EventQueue {
   void push(Event e) {
     e.seq = next_seq_++;
     heap_.push_back(e);
-    std::push_heap(heap_.begin(), heap_.end(), Later{});
+    sift_up(heap_.size() - 1);
   }
   bool empty() const { return heap_.empty(); }
   size_t size() const { return heap_.size(); }
   const Event& peek() const { return heap_.front(); }
   Event pop() {
     FLEETSIM_DCHECK(!heap_.empty());
-    std::pop_heap(heap_.begin(), heap_.end(), Later{});
-    Event e = heap_.back();
+    const Event top = heap_.front();
+    const Event last = heap_.back();
     heap_.pop_back();
-    return e;
+    if (!heap_.empty()) sift_down(last);
+    return top;
   }
 
  private:
-  struct Later {
-    bool operator()(const Event& x, const Event& y) const {
-      if (x.time_ns != y.time_ns) return x.time_ns > y.time_ns;
-      if (x.priority != y.priority) return x.priority > y.priority;
-      return x.seq > y.seq;
+  // A 4-ary heap: half the levels of a binary one, and a node's four children
+  // (32 bytes each) share two cache lines; at 100,000+ pending events the pops'
+  // cache misses are most of the queue's cost. The order is total (seq is
+  // unique), so the pops come out as from any other heap.
+  static constexpr size_t kArity = 4;
+  static bool before(const Event& x, const Event& y) {
+    if (x.time_ns != y.time_ns) return x.time_ns < y.time_ns;
+    if (x.priority != y.priority) return x.priority < y.priority;
+    return x.seq < y.seq;
+  }
+  void sift_up(size_t i) {
+    const Event e = heap_[i];
+    while (i > 0) {
+      const size_t parent = (i - 1) / kArity;
+      if (!before(e, heap_[parent])) break;
+      heap_[i] = heap_[parent];
+      i = parent;
     }
-  };
+    heap_[i] = e;
+  }
+  // Places `e` from the root down. REQUIRES: !heap_.empty().
+  void sift_down(const Event& e) {
+    const size_t n = heap_.size();
+    size_t i = 0;
+    for (;;) {
+      const size_t first = i * kArity + 1;
+      if (first >= n) break;
+      size_t best = first;
+      const size_t end = std::min(first + kArity, n);
+      for (size_t c = first + 1; c < end; ++c)
+        if (before(heap_[c], heap_[best])) best = c;
+      if (!before(heap_[best], e)) break;
+      heap_[i] = heap_[best];
+      i = best;
+    }
+    heap_[i] = e;
+  }
   std::vector<Event> heap_;
   uint64_t next_seq_ = 0;
 };

@@ -35,6 +35,8 @@ class Scheduler {
 
   // When the next event happens; SimTime::never() when nothing is pending.
   SimTime peek() const { return queue_.empty() ? SimTime::never() : SimTime{queue_.peek().time_ns}; }
+  // The next event itself; null when nothing is pending.
+  const Event* next() const { return queue_.empty() ? nullptr : &queue_.peek(); }
 
   // Removes the next event and moves the clock to it. REQUIRES: pending() > 0.
   Event pop() {

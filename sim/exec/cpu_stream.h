@@ -45,6 +45,15 @@ class CpuStreams {
   // Its step, instruction, records and seq into *out, as adopt_blocked takes
   // them; false if it has issued a send/recv (its op ids no longer follow).
   bool blocked_position(int r, Handover::Rank* out) const;
+  // Cache hint only (no effect on the run): r's per-rank words.
+  void prefetch_state(int r) const {
+    const auto ru = static_cast<size_t>(r);
+    __builtin_prefetch(&state_[ru]);
+    __builtin_prefetch(&pc_[ru]);
+    __builtin_prefetch(&step_[ru]);
+    __builtin_prefetch(&has_op_fault_[ru]);
+    compute_time_.prefetch(r);
+  }
 
  private:
   enum class CpuState : uint8_t { kReady, kBusy, kBlockedQueue, kBlockedSync, kBlockedStore, kStalled, kDone };

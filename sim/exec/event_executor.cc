@@ -28,6 +28,7 @@ FleetSim::FleetSim(const Plan& plan, const CostModel& cost, const std::vector<Ob
       cpu_(ctx_, gpu_, watchdog_, fabric_, faults_) {}
 
 void FleetSim::start() {
+  gpu_.allocate();
   faults_.mark_absent();
   for (int r = 0; r < ctx_.n; ++r)
     if (!ctx_.dead(r)) cpu_.begin_step(r);
@@ -36,14 +37,17 @@ void FleetSim::start() {
   if (period > 0) ctx_.schedule(period, Priority::kObserve, kTick);
 }
 
-void FleetSim::resume(const Handover& h) {
-  FLEETSIM_CHECK(h.ranks.size() == static_cast<size_t>(ctx_.n) && h.queue.size() == h.ranks.size() * h.qlen);
+void FleetSim::resume(Handover& h) {
+  const auto n = static_cast<size_t>(ctx_.n);
+  FLEETSIM_CHECK(h.ranks.size() == n && h.qlen == gpu_.capacity() && h.queue.size() == n * h.qlen);
+  std::vector<int64_t> finished(n);
+  for (size_t r = 0; r < n; ++r) finished[r] = h.ranks[r].finished_step;
+  gpu_.adopt_all(std::move(h.queue), finished);
+  h.queue.clear();
   for (int r = 0; r < ctx_.n; ++r) {
     const Handover::Rank& hr = h.ranks[static_cast<size_t>(r)];
-    const std::span<const GpuItem> items(h.queue.data() + static_cast<size_t>(r) * h.qlen, h.qlen);
-    gpu_.adopt(r, items, hr.finished_step);
     cpu_.adopt_blocked(r, hr.cpu_step, hr.cpu_pc, hr.records, hr.seq);
-    if (items[0].kind == ItemKind::kCollective) matcher_.adopt_arrival(r, items[0]);
+    if (GpuItem& head = gpu_.head(r); head.kind == ItemKind::kCollective) matcher_.adopt_arrival(r, head);
   }
   watchdog_.adopt(h.watchdog_at, h.watchdog_gen);
   for (const Event& e : h.pending) ctx_.sched.schedule(e);
@@ -86,11 +90,29 @@ bool FleetSim::hand_back(Handover* h, int64_t min_step, int* probe) {
 
 bool FleetSim::over() const { return all_done_ || ctx_.stop || !ctx_.sched.live(); }
 
+// The next event, if it concerns one rank's CPU or GPU (a kernel or cpu op end).
+const Event* FleetSim::rank_event_next() const {
+  const Event* e = ctx_.sched.next();
+  return e && (e->kind == kGpuDone || e->kind == kCpuWake) ? e : nullptr;
+}
+
+// Events of a large fleet touch each rank's state in no cache-friendly order
+// (kernel ends jitter), so each step hints the next event's rank into the cache
+// while it handles this one: its per-rank words first, then (their head index
+// now loaded) its queue's head item. Hints only: the run is unchanged.
 bool FleetSim::step() {
   if (over()) return false;
   const Event e = ctx_.sched.pop();
   ++ctx_.result.events;
+  if (const Event* next = rank_event_next()) {
+    const int r = static_cast<int>(next->a);
+    gpu_.prefetch_state(r);
+    cpu_.prefetch_state(r);
+    ctx_.prefetch_dead(r);
+  }
   dispatch(e);
+  if (const Event* next = rank_event_next(); next && next->kind == kGpuDone)
+    gpu_.prefetch_head(static_cast<int>(next->a));
   all_done_ = gpu_.ranks_done() == ctx_.n && ctx_.result.outcome == Outcome::kCompleted;
   return true;
 }

@@ -32,7 +32,8 @@ class FleetSim {
   void start();
   // Instead of start(): takes up a run another executor ran up to some time
   // (the hybrid's uniform stretch, hybrid_executor.h) in the state `h`.
-  void resume(const Handover& h);
+  // Its launch queues are taken from h.queue (left empty).
+  void resume(Handover& h);
   // The other way (the hybrid taking a run back): whether the run is quiet at
   // the next event's time (nothing failed, every rank live, its CPU blocked on
   // its full launch queue, its GPU running the head, every queued item of step
@@ -57,6 +58,7 @@ class FleetSim {
   bool over() const;
   void dispatch(const Event& e);
   void advance(int r);
+  const Event* rank_event_next() const;
   void nic_error(int k);
   void gloo_mismatch(uint32_t group, uint32_t instance);
   int64_t stuck_step(int r);

@@ -64,6 +64,8 @@ class ExecContext {
   bool dead(int r) const { return dead_[static_cast<size_t>(r)] != 0; }
   // Only rank_faults kills ranks.
   void mark_dead(int r) { dead_[static_cast<size_t>(r)] = 1; }
+  // Cache hint only: r's dead flag.
+  void prefetch_dead(int r) const { __builtin_prefetch(&dead_[static_cast<size_t>(r)]); }
 
   // A runtime input error (e.g. a `when` dividing by zero) at op source or
   // expression `index`: the run is void; it stops here.

@@ -10,12 +10,26 @@ namespace fleetsim {
 GpuStreams::GpuStreams(ExecContext& ctx) : ctx_(ctx) {
   const auto n = static_cast<size_t>(ctx.n);
   qcap_ = static_cast<uint32_t>(std::max(ctx.plan.scenario.job.launch_queue, 1) + 1);  // +1: step marker
-  queue_.resize(n * qcap_);
   qhead_.assign(n, 0);
   qlen_.assign(n, 0);
   busy_.assign(n, 0);
   gen_.assign(n, 0);
   finished_step_.assign(n, 0);
+}
+
+void GpuStreams::allocate() {
+  FLEETSIM_CHECK(queue_.empty());
+  queue_.resize(static_cast<size_t>(ctx_.n) * qcap_);
+}
+
+void GpuStreams::adopt_all(std::vector<GpuItem>&& queue, std::span<const int64_t> finished_steps) {
+  const auto n = static_cast<size_t>(ctx_.n);
+  FLEETSIM_CHECK(queue_.empty() && queue.size() == n * qcap_ && finished_steps.size() == n);
+  queue_ = std::move(queue);
+  qhead_.assign(n, 0);
+  qlen_.assign(n, qcap_);
+  busy_.assign(n, 1);
+  finished_step_.assign(finished_steps.begin(), finished_steps.end());
 }
 
 void GpuStreams::set_state(int r, GpuState s, int64_t step) {
@@ -118,14 +132,6 @@ void GpuStreams::kill(int r, int64_t step) {
   busy_[ru] = 0;
   qlen_[ru] = 0;
   set_state(r, GpuState::kIdle, step);
-}
-
-void GpuStreams::adopt(int r, std::span<const GpuItem> items, int64_t finished_step) {
-  const auto ru = static_cast<size_t>(r);
-  FLEETSIM_CHECK(qlen_[ru] == 0 && !items.empty() && items.size() <= qcap_);
-  for (const GpuItem& it : items) push(r) = it;
-  busy_[ru] = 1;
-  finished_step_[ru] = finished_step;
 }
 
 void GpuStreams::spin_head(int r) {

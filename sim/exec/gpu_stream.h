@@ -66,12 +66,30 @@ class GpuStreams {
   // Tells observers what r's GPU is doing.
   void set_state(int r, GpuState s, int64_t step);
 
-  // Handover (hybrid_executor.h): r's queue becomes `items` (head first, its
-  // head running since items[0].begun) and r has finished `finished_step`.
-  // REQUIRES: r's queue is empty; 1 <= items.size() <= capacity.
-  void adopt(int r, std::span<const GpuItem> items, int64_t finished_step);
+  // The queues' storage (n x capacity items), sized by one of these, first:
+  // allocate() for a run from the start; adopt_all() for a handover (hybrid_executor.h)
+  // whose queues are all full: `queue` (ranks x capacity, head first, each head
+  // running since its `begun`) becomes the queues as it is, without a copy, and
+  // rank r has finished finished_steps[r].
+  void allocate();
+  void adopt_all(std::vector<GpuItem>&& queue, std::span<const int64_t> finished_steps);
 
   int64_t finished_step(int r) const { return finished_step_[static_cast<size_t>(r)]; }
+  // Cache hints only (no effect on the run): r's per-rank words, and the item at
+  // the head of r's queue (reads the head index, so hint the words first).
+  void prefetch_state(int r) const {
+    const auto ru = static_cast<size_t>(r);
+    __builtin_prefetch(&gen_[ru]);
+    __builtin_prefetch(&qhead_[ru]);
+    __builtin_prefetch(&qlen_[ru]);
+    __builtin_prefetch(&busy_[ru]);
+  }
+  void prefetch_head(int r) const {
+    const auto ru = static_cast<size_t>(r);
+    const char* p = reinterpret_cast<const char*>(&queue_[ru * qcap_ + qhead_[ru]]);
+    __builtin_prefetch(p);
+    __builtin_prefetch(p + sizeof(GpuItem) - 1);
+  }
   // Ranks that finished the job's last step.
   int ranks_done() const { return ranks_done_; }
 
