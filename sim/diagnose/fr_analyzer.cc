@@ -40,8 +40,6 @@ struct Lane {
   int64_t max_known = -1;  // highest seq it enqueued (entries or pg_status)
 };
 
-bool seq_less(const FrEntry* a, const FrEntry* b) { return a->collective_seq_id < b->collective_seq_id; }
-
 struct GroupView {
   std::string name;
   std::string desc;
@@ -57,15 +55,7 @@ void fill_lane(const FrDump& dump, const std::string& name, Lane& lane) {
     seqs.push_back(&e);
     lane.max_known = std::max(lane.max_known, e.collective_seq_id);
   }
-  std::stable_sort(seqs.begin(), seqs.end(), seq_less);  // a ring holds them in order already
-  // Of the entries sharing a seq keep the last in dump order.
-  size_t kept = 0;
-  for (size_t i = 0; i < seqs.size(); ++i) {
-    if (i + 1 < seqs.size() && seqs[i + 1]->collective_seq_id == seqs[i]->collective_seq_id) continue;
-    seqs[kept++] = seqs[i];
-  }
-  seqs.resize(kept);
-  seqs.shrink_to_fit();
+  keep_last_by_seq(seqs);
   auto st = dump.status.find(name);
   if (st != dump.status.end()) lane.max_known = std::max(lane.max_known, st->second.last_enqueued);
 }
@@ -384,6 +374,19 @@ FrFindings analyze_fr(const std::map<int, FrDump>& dumps) {
   for (Divergence& d : find_p2p_divergences(dumps)) f.divergences.push_back(std::move(d));
   sort_divergences(f.divergences);
   return f;
+}
+
+void keep_last_by_seq(std::vector<const FrEntry*>& entries) {
+  std::stable_sort(entries.begin(), entries.end(), [](const FrEntry* a, const FrEntry* b) {
+    return a->collective_seq_id < b->collective_seq_id;
+  });  // a ring holds them in order already
+  size_t kept = 0;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (i + 1 < entries.size() && entries[i + 1]->collective_seq_id == entries[i]->collective_seq_id) continue;
+    entries[kept++] = entries[i];
+  }
+  entries.resize(kept);
+  entries.shrink_to_fit();
 }
 
 void sort_divergences(std::vector<Divergence>& divs) {
