@@ -162,6 +162,10 @@ class HealthyModel;  // diagnose.h
 // dumps) the check is not made.
 ModelCheck check_against_model(const Record& rec, const HealthyModel* model);
 
+// Sorts one member's entries of one group by collective_seq_id and keeps one per seq,
+// the last in the given (dump) order; the vector holds no slack after.
+void keep_last_by_seq(std::vector<const FrEntry*>& entries);
+
 std::string to_string(DivergenceKind kind);
 std::string format_ranks(const std::vector<int>& ranks);  // "[0, 5]"
 

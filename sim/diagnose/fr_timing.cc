@@ -3,6 +3,8 @@
 // siblings. Bus bandwidth follows nccl-tests: busbw = algbw * 2(n-1)/n for all-reduce.
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <queue>
 #include <tuple>
 
 #include "sim/diagnose/fr_analyzer.h"
@@ -16,11 +18,17 @@ struct GroupInfo {
   std::vector<int> members;
 };
 
-// One group instance's completed collectives, (seq, rank) ascending; a rank's later
-// entry for one seq replaces its earlier one.
+// One member's completed collectives of one group instance, sorted by seq, one per seq
+// (a rank's later entry for one seq replaces its earlier one).
+struct RankRun {
+  int rank = 0;
+  std::vector<const FrEntry*> at;
+};
+// One group instance's completed collectives, members in rank order: 8 bytes an entry
+// (a (seq, rank, entry) row each, with growth slack, was about 27 at 1,024 ranks).
 struct AlignedGroup {
   GroupInfo info;
-  std::vector<std::tuple<int64_t, int, const FrEntry*>> at;
+  std::vector<RankRun> runs;
 };
 // By group key (pg name, then its members), completed collectives only.
 using Aligned = std::vector<AlignedGroup>;
@@ -29,7 +37,8 @@ Aligned align_completed(const std::map<int, FrDump>& dumps) {
   std::map<std::string, size_t> index;  // group key -> into `out`
   Aligned out;
   for (const auto& [rank, dump] : dumps) {
-    std::map<std::string, size_t> of_name;  // this dump's pg names -> into `out`, the key made once
+    // This dump's pg names -> its run's place in `out`, the key made once.
+    std::map<std::string, std::pair<size_t, size_t>> of_name;
     for (const FrEntry& e : dump.entries) {
       if (e.is_p2p || e.state != "completed" || e.collective_seq_id < 0) continue;
       const FrGroup* g = group_config(dump, e.pg_name());
@@ -38,26 +47,14 @@ Aligned align_completed(const std::map<int, FrDump>& dumps) {
         std::vector<int> members = g ? g->ranks : std::vector<int>{};
         auto [it, fresh] = index.emplace(e.pg_name() + format_ranks(members), out.size());
         if (fresh) out.push_back({GroupInfo{e.pg_name(), "", std::move(members)}, {}});
-        named = of_name.emplace(e.pg_name(), it->second).first;
+        out[it->second].runs.push_back({rank, {}});
+        named = of_name.emplace(e.pg_name(), std::pair(it->second, out[it->second].runs.size() - 1)).first;
       }
-      AlignedGroup& ag = out[named->second];
+      AlignedGroup& ag = out[named->second.first];
       ag.info.desc = e.pg_desc().empty() && g ? g->desc : e.pg_desc();
-      ag.at.emplace_back(e.collective_seq_id, rank, &e);
+      ag.runs[named->second.second].at.push_back(&e);
     }
-  }
-  for (AlignedGroup& ag : out) {
-    std::stable_sort(ag.at.begin(), ag.at.end(), [](const auto& a, const auto& b) {
-      return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
-    });
-    // Keep the last of each (seq, rank): the map this replaces kept the last one written.
-    std::vector<std::tuple<int64_t, int, const FrEntry*>> kept;
-    for (size_t i = 0; i < ag.at.size(); ++i) {
-      if (i + 1 < ag.at.size() && std::get<0>(ag.at[i]) == std::get<0>(ag.at[i + 1]) &&
-          std::get<1>(ag.at[i]) == std::get<1>(ag.at[i + 1]))
-        continue;
-      kept.push_back(ag.at[i]);
-    }
-    ag.at = std::move(kept);
+    for (const auto& [name, place] : of_name) keep_last_by_seq(out[place.first].runs[place.second].at);
   }
   std::vector<std::pair<std::string, size_t>> order(index.begin(), index.end());
   Aligned sorted;
@@ -65,14 +62,27 @@ Aligned align_completed(const std::map<int, FrDump>& dumps) {
   return sorted;
 }
 
-// Calls f(seq, entries of that seq in rank order) for each seq of `ag`, ascending.
+// Calls f(seq, entries of that seq in rank order) for each seq of `ag`, ascending: a
+// merge of the members' runs, each already in seq order.
 template <class F>
 void for_each_seq(const AlignedGroup& ag, F&& f) {
+  using Head = std::pair<int64_t, size_t>;  // (seq at the run's cursor, run) - runs are in rank order
+  std::priority_queue<Head, std::vector<Head>, std::greater<>> heads;
+  std::vector<size_t> pos(ag.runs.size(), 0);
+  for (size_t i = 0; i < ag.runs.size(); ++i) {
+    if (!ag.runs[i].at.empty()) heads.emplace(ag.runs[i].at.front()->collective_seq_id, i);
+  }
   std::vector<std::pair<int, const FrEntry*>> run;
-  for (size_t i = 0; i < ag.at.size();) {
-    const int64_t seq = std::get<0>(ag.at[i]);
+  while (!heads.empty()) {
+    const int64_t seq = heads.top().first;
     run.clear();
-    for (; i < ag.at.size() && std::get<0>(ag.at[i]) == seq; ++i) run.emplace_back(std::get<1>(ag.at[i]), std::get<2>(ag.at[i]));
+    while (!heads.empty() && heads.top().first == seq) {
+      const size_t i = heads.top().second;
+      heads.pop();
+      const std::vector<const FrEntry*>& at = ag.runs[i].at;
+      run.emplace_back(ag.runs[i].rank, at[pos[i]]);
+      if (++pos[i] < at.size()) heads.emplace(at[pos[i]]->collective_seq_id, i);
+    }
     f(seq, run);
   }
 }
