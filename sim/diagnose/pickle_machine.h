@@ -29,6 +29,8 @@ struct WalkFrame {
   nlohmann::json value;  // the copy being built, where it is
   std::string key;       // a built dict's key whose value is being copied
   bool build = false;
+  uint64_t spent_before = 0;  // the budget spent before this node
+  uint32_t below = 0;         // the height of the tallest item walked so far
 };
 
 // "BINUNICODE (0x58)", or "0xff" for a byte that is no opcode.
@@ -59,6 +61,8 @@ class Machine {
   void step(uint8_t code);  // pickle_steps.cc
   bool walk(uint32_t root, std::string_view omit_key, nlohmann::json* out, EntrySlots* slots);  // pickle_tree.cc
   bool take_key(WalkFrame& f, std::string_view omit_key);
+  bool skip_walked(const Node& n, WalkFrame& parent, size_t depth, uint64_t budget);
+  uint32_t note_walked(const WalkFrame& f, bool part);
   EntryKey slot_of(uint32_t key);
   bool step_scalar(uint8_t code, bool& handled);
   bool step_text(uint8_t code, bool& handled);
