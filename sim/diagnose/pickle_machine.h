@@ -48,8 +48,9 @@ class Machine {
   // Every call spends from one expansion budget.
   Result<nlohmann::json> to_json(uint32_t id, std::string_view omit_key = {});
   // Node `id`'s keys that name entry slots (dump_sax.h), their values' nodes filed in
-  // `slots` (read in place through the machine's arena); all of it is walked and
-  // checked as to_json would, nothing built.
+  // `slots` (read in place through the machine's arena); all of it is checked as
+  // to_json would, nothing built (a subtree walked whole before is spent at once and
+  // skipped where it would pass).
   // True when `id` is a dict (a value of another kind is checked, its slots left empty).
   Result<bool> to_slots(uint32_t id, EntrySlots& slots);
   // The items of the list or tuple at key `key` of dict `id`; nullopt if there is none.
