@@ -29,6 +29,8 @@ struct WalkFrame {
   nlohmann::json value;  // the copy being built, where it is
   std::string key;       // a built dict's key whose value is being copied
   bool build = false;
+  uint64_t spent_before = 0;  // the budget spent before this node
+  uint32_t below = 0;         // the height of the tallest item walked so far
 };
 
 // "BINUNICODE (0x58)", or "0xff" for a byte that is no opcode.
@@ -46,8 +48,9 @@ class Machine {
   // Every call spends from one expansion budget.
   Result<nlohmann::json> to_json(uint32_t id, std::string_view omit_key = {});
   // Node `id`'s keys that name entry slots (dump_sax.h), their values' nodes filed in
-  // `slots` (read in place through the machine's arena); all of it is walked and
-  // checked as to_json would, nothing built.
+  // `slots` (read in place through the machine's arena); all of it is checked as
+  // to_json would, nothing built (a subtree walked whole before is spent at once and
+  // skipped where it would pass).
   // True when `id` is a dict (a value of another kind is checked, its slots left empty).
   Result<bool> to_slots(uint32_t id, EntrySlots& slots);
   // The items of the list or tuple at key `key` of dict `id`; nullopt if there is none.
@@ -59,6 +62,8 @@ class Machine {
   void step(uint8_t code);  // pickle_steps.cc
   bool walk(uint32_t root, std::string_view omit_key, nlohmann::json* out, EntrySlots* slots);  // pickle_tree.cc
   bool take_key(WalkFrame& f, std::string_view omit_key);
+  bool skip_walked(const Node& n, WalkFrame& parent, size_t depth, uint64_t budget);
+  uint32_t note_walked(const WalkFrame& f, bool part);
   EntryKey slot_of(uint32_t key);
   bool step_scalar(uint8_t code, bool& handled);
   bool step_text(uint8_t code, bool& handled);

@@ -35,6 +35,9 @@ struct Node {
   Kind kind = Kind::kScalar;
   Scalar type = Scalar::kNull;    // for kScalar
   bool flag = false;              // kBool
+  // Containers, once the walk (pickle_tree.cc) has gone through the whole subtree
+  // without error: its height in containers (0 until then) and the budget it spent.
+  uint32_t walked_height = 0;
   uint64_t at = 0;                // byte offset of the opcode that made it
   union {
     int64_t i;
@@ -45,9 +48,11 @@ struct Node {
   // Containers: items [first, first + count) of the machine's one item pool, room for
   // `room` there; a dict's are key, value, key, value ...
   uint32_t first = 0, count = 0, room = 0;
+  uint32_t walked_cost = 0;       // with walked_height: the budget units the subtree spends
 
   bool is_string() const { return kind == Kind::kScalar && type == Scalar::kString; }
 };
+static_assert(sizeof(Node) == 56, "the walk's memory sits in the node's padding");
 
 // A scalar node's value as JSON (bytes as JSON binary).
 nlohmann::json scalar_json(const Node& n);

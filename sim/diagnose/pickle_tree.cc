@@ -110,7 +110,9 @@ EntryKey Machine::slot_of(uint32_t key) {
 }
 
 // The one walk behind to_json and to_slots: every node under `root` is visited, spent
-// from the budget and checked (cycles, depth, dict keys) in the same order either way.
+// from the budget and checked (cycles, depth, dict keys) in the same order either way;
+// but where nothing is built, a subtree already walked whole is spent at once and
+// skipped when it would pass (skip_walked).
 // With `out`, the whole value is built there. With `slots`, nothing is built: the
 // node of each of `root`'s keys that names a slot is filed in that slot.
 bool Machine::walk(uint32_t root, std::string_view omit_key, json* out, EntrySlots* slots) {
@@ -136,11 +138,13 @@ bool Machine::walk(uint32_t root, std::string_view omit_key, json* out, EntrySlo
   // Starts copying (or checking) node `id` into the frame on top of the path.
   auto visit = [&](uint32_t id) {
     const Node& n = nodes_[id];
+    const bool build = path.empty() ? out != nullptr : path.back().build;
+    if (!build && !path.empty() && skip_walked(n, path.back(), path.size(), budget)) return true;
+    const uint64_t before = spent;
     spent += cost_of(n);
     if (spent > budget)
       return fail(n.at, "the values shared through the memo expand past " + std::to_string(limits_.expand_factor) +
                             " times the file's size: refused as too large");
-    const bool build = path.empty() ? out != nullptr : path.back().build;
     if (n.kind == Kind::kScalar) {
       if (build) emit(scalar_json(n));
       return true;
@@ -149,7 +153,8 @@ bool Machine::walk(uint32_t root, std::string_view omit_key, json* out, EntrySlo
     if (path.size() >= limits_.max_depth)
       return fail(n.at, "containers nested deeper than " + std::to_string(limits_.max_depth) + ": refused");
     on_path[id] = 1;
-    path.push_back({id, 0, build ? (n.kind == Kind::kDict ? json::object() : json::array()) : json(), {}, build});
+    path.push_back(
+        {id, 0, build ? (n.kind == Kind::kDict ? json::object() : json::array()) : json(), {}, build, before, 0});
     return true;
   };
   if (!visit(root)) return false;
@@ -160,7 +165,9 @@ bool Machine::walk(uint32_t root, std::string_view omit_key, json* out, EntrySlo
       json done = std::move(f.value);
       const bool built = f.build;
       on_path[f.node] = 0;
+      const uint32_t height = note_walked(f, path.size() == 1 && !omit_key.empty());
       path.pop_back();
+      if (!path.empty()) path.back().below = std::max(path.back().below, height);
       if (built) emit(std::move(done));
       continue;
     }
@@ -177,6 +184,34 @@ bool Machine::walk(uint32_t root, std::string_view omit_key, json* out, EntrySlo
     if (!visit(items(n)[f.next++])) return false;
   }
   return true;
+}
+
+// Where node `n` (about to be visited from frame `parent`, `depth` frames deep) is a
+// container whose whole subtree an earlier visit walked without error, spends that
+// subtree's cost at once and says true when the walk would pass: within the budget
+// and the depth bound. It holds no cycle (it was walked whole), and its dict keys
+// were checked. False where it would fail inside: it is walked again, and the first
+// error is found at the same byte with the same text.
+bool Machine::skip_walked(const Node& n, WalkFrame& parent, size_t depth, uint64_t budget) {
+  if (n.walked_height == 0 || spent_ + n.walked_cost > budget || depth + n.walked_height > limits_.max_depth)
+    return false;
+  spent_ += n.walked_cost;
+  parent.below = std::max(parent.below, n.walked_height);
+  return true;
+}
+
+// Frame `f`'s container has been walked through without error: keeps its height and
+// the budget its subtree spent (unless `part`, a root walked with a key left out, or
+// a cost too big to keep). Returns the height.
+uint32_t Machine::note_walked(const WalkFrame& f, bool part) {
+  Node& n = nodes_[f.node];
+  const uint32_t height = f.below + 1;
+  const uint64_t cost = spent_ - f.spent_before;
+  if (!part && cost <= UINT32_MAX) {
+    n.walked_height = height;
+    n.walked_cost = static_cast<uint32_t>(cost);
+  }
+  return height;
 }
 
 // Steps frame `f` (a dict) past its next key, checking it is one a dict may have and

@@ -264,6 +264,36 @@ TEST(PickleReader, StreamingHandsOutAListsItemsOneByOne) {
   EXPECT_EQ(cyclic.errors().front().to_string(), "p.pkl: error: byte 18: a list that holds itself: refused");
 }
 
+// An entry list's items, as "index.key=value" for every key an entry is read by, then
+// the rest of the dump (or the error): copied out as JSON trees (no walk is skipped
+// where a tree is built) ...
+std::vector<std::string> from_tree(const std::string& bytes, const PickleLimits& limits = {}) {
+  std::vector<std::string> got;
+  auto sink = [&](size_t i, json&& v) {
+    if (!v.is_object()) return;
+    EntrySlots slots;
+    EntrySlots::from_object(std::move(v), slots);
+    for (size_t k = 0; k < kEntryKeyCount; ++k)
+      if (slots.present[k]) got.push_back(std::to_string(i) + "." + std::string(kEntryKeyNames[k]) + "=" + slots.value[k].dump());
+  };
+  Result<json> rest = read_pickle_streaming(bytes, "p.pkl", "entries", sink, limits);
+  got.push_back(rest ? rest->dump() : "ERROR " + rest.errors().front().to_string());
+  return got;
+}
+
+// ... or read into slots in place (a shared subtree walked whole is skipped after).
+std::vector<std::string> from_slots(const std::string& bytes, const PickleLimits& limits = {}) {
+  std::vector<std::string> got;
+  auto sink = [&](size_t i, const EntrySlots& slots) {
+    for (size_t k = 0; k < kEntryKeyCount; ++k)
+      if (const SlotValue v = slots.find(static_cast<EntryKey>(k)))
+        got.push_back(std::to_string(i) + "." + std::string(kEntryKeyNames[k]) + "=" + v.dump());
+  };
+  Result<json> rest = read_pickle_entries(bytes, "p.pkl", "entries", sink, limits);
+  got.push_back(rest ? rest->dump() : "ERROR " + rest.errors().front().to_string());
+  return got;
+}
+
 // An entry list read into slots: each dict's read keys hold what the tree would (the last
 // of a repeated key), other items and keys are dropped, and an item past the bounds (even
 // in a key nothing reads) is the same located error as when it is copied out whole.
@@ -274,30 +304,6 @@ TEST(PickleReader, EntriesFillTheSlotsTheTreeWould) {
                             "K\x07K\x08" + str("input_sizes", 11) + "](]M\x01\x10" "ae" + "u";
   const std::string again = "}(h\x08](h\x03h\x03" "eu";  // the same frames, shared
   const std::string dump = pk("}(" + str("version", 0) + str("2.10", 1) + str("entries", 2) + "](K\x01" + entry + again + "e" + "u");
-  auto from_tree = [](const std::string& bytes) {
-    std::vector<std::string> got;
-    auto sink = [&](size_t i, json&& v) {
-      if (!v.is_object()) return;
-      EntrySlots slots;
-      EntrySlots::from_object(std::move(v), slots);
-      for (size_t k = 0; k < kEntryKeyCount; ++k)
-        if (slots.present[k]) got.push_back(std::to_string(i) + "." + std::string(kEntryKeyNames[k]) + "=" + slots.value[k].dump());
-    };
-    Result<json> rest = read_pickle_streaming(bytes, "p.pkl", "entries", sink);
-    got.push_back(rest ? rest->dump() : "ERROR " + rest.errors().front().to_string());
-    return got;
-  };
-  auto from_slots = [](const std::string& bytes) {
-    std::vector<std::string> got;
-    auto sink = [&](size_t i, const EntrySlots& slots) {
-      for (size_t k = 0; k < kEntryKeyCount; ++k)
-        if (const SlotValue v = slots.find(static_cast<EntryKey>(k)))
-          got.push_back(std::to_string(i) + "." + std::string(kEntryKeyNames[k]) + "=" + v.dump());
-    };
-    Result<json> rest = read_pickle_entries(bytes, "p.pkl", "entries", sink);
-    got.push_back(rest ? rest->dump() : "ERROR " + rest.errors().front().to_string());
-    return got;
-  };
   const std::vector<std::string> want{"1.state=\"completed\"", "1.input_sizes=[[4097]]",
                                       "1.frames=[{\"name\":\"all_reduce\"},{\"name\":\"all_reduce\"}]",
                                       "2.frames=[{\"name\":\"all_reduce\"},{\"name\":\"all_reduce\"}]",
@@ -317,6 +323,49 @@ TEST(PickleReader, EntriesFillTheSlotsTheTreeWould) {
     EXPECT_EQ(from_slots(bytes), from_tree(bytes));
     EXPECT_EQ(from_slots(bytes).back().rfind("ERROR p.pkl: error: byte ", 0), 0u) << from_slots(bytes).back();
   }
+}
+
+// The walk spends a shared subtree it has walked whole at once and skips it, but only
+// where it would pass: a budget spent past its limit inside a shared subtree on its
+// third visit, and a depth bound passed only where a shared subtree sits deeper, are
+// the same located errors as when every node is copied out, after the same entries.
+TEST(PickleReader, SharedSubtreesFailWhereTheyWouldWhenWalkedAgain) {
+  const std::string text(60000, 'x');
+  const std::string s = "X" + u32(static_cast<uint32_t>(text.size())) + text;
+  std::string shared = "]q\x03(" + s + "q\x04";  // [s] * 100: 16 + 100 * 60016 budget units a visit
+  for (int i = 1; i < 100; ++i) shared += "h\x04";
+  shared += "e";
+  auto entry = [&](const std::string& payload) { return "}(" + str("state", 1) + "K\x01" + str("payload", 2) + payload + "u"; };
+  const std::string budget_dump =
+      pk("}(" + str("entries", 0) + "](" + entry(shared) + "}(h\x01K\x02h\x02h\x03u" + "}(h\x01K\x03h\x02h\x03u" + "e" + "u");
+  PickleLimits one;
+  one.expand_factor = 1;  // a budget of the file's size plus 16 MiB: passed on the third visit
+  const std::vector<std::string> budget_got = from_slots(budget_dump, one);
+  EXPECT_EQ(budget_got, from_tree(budget_dump, one));
+  EXPECT_EQ(budget_got, (std::vector<std::string>{
+                            "0.state=1", "1.state=2",
+                            "ERROR p.pkl: error: byte " + std::to_string(budget_dump.find(s)) +
+                                ": the values shared through the memo expand past 1 times the file's size: refused as too "
+                                "large"}));
+  EXPECT_EQ(from_slots(budget_dump), from_tree(budget_dump));  // within the usual budget: read whole
+  EXPECT_EQ(from_slots(budget_dump).back(), "{}");
+
+  // [[[1]]], three lists high, shared; no MARKs, so only the walk bounds the depth.
+  const std::string tall = "]]]K\x01" "aaaq\x05";
+  auto keyed = [&](const std::string& payload) { return "}" + str("frames", 1) + payload + "s"; };
+  const std::string fits = keyed(tall) + "a" + keyed("]]h\x05" "aa") + "a";  // at depth 1, then 3: 6 lists deep
+  const std::string deeper = keyed("]]]h\x05" "aaa") + "a";                  // at depth 4: 7 lists deep
+  PickleLimits six;
+  six.max_depth = 6;
+  const std::string ok_dump = pk("}" + str("entries", 0) + "]" + fits + "s");
+  EXPECT_EQ(from_slots(ok_dump, six), from_tree(ok_dump, six));
+  EXPECT_EQ(from_slots(ok_dump, six).back(), "{}");
+  const std::string deep_dump = pk("}" + str("entries", 0) + "]" + fits + deeper + "s");
+  const std::vector<std::string> deep_got = from_slots(deep_dump, six);
+  EXPECT_EQ(deep_got, from_tree(deep_dump, six));
+  ASSERT_EQ(deep_got.size(), 3u);
+  EXPECT_EQ(deep_got.back(), "ERROR p.pkl: error: byte " + std::to_string(deep_dump.find(tall) + 2) +
+                                 ": containers nested deeper than 6: refused");
 }
 
 // Every question the record reader asks of a slot (slot_value.h) gets the same answer
