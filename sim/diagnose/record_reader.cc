@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/diagnose/dump_sax.h"
+#include "sim/diagnose/json_path.h"
 #include "sim/diagnose/pickle_reader.h"
 #include "sim/diagnose/record.h"
 #include "sim/io/units.h"
@@ -29,73 +30,6 @@ static_assert(sizeof(FrEntry) <= 72, "FrEntry grew: recount the memory in docs/p
 namespace {
 
 using nlohmann::json;
-
-// A step of a JSON path: an object key, or an array index when key is empty.
-struct PathStep {
-  std::string key;
-  size_t index = 0;
-};
-using JsonPath = std::vector<PathStep>;
-
-size_t skip_ws(const std::string& t, size_t i) {
-  while (i < t.size() && (t[i] == ' ' || t[i] == '\n' || t[i] == '\r' || t[i] == '\t')) ++i;
-  return i;
-}
-
-// The offset just past the JSON value that starts at `i` (text known to parse).
-size_t skip_value(const std::string& t, size_t i) {
-  if (i >= t.size()) return i;
-  if (t[i] == '"') {
-    for (++i; i < t.size() && t[i] != '"'; ++i) if (t[i] == '\\') ++i;
-    return i + 1;
-  }
-  if (t[i] == '{' || t[i] == '[') {
-    int depth = 0;
-    for (; i < t.size(); ++i) {
-      if (t[i] == '"') { i = skip_value(t, i) - 1; continue; }
-      if (t[i] == '{' || t[i] == '[') ++depth;
-      if ((t[i] == '}' || t[i] == ']') && --depth == 0) return i + 1;
-    }
-    return i;
-  }
-  while (i < t.size() && std::string_view(",}] \n\r\t").find(t[i]) == std::string_view::npos) ++i;
-  return i;
-}
-
-// The offset of the value at `path` in `t`; as deep as it can follow (an
-// escaped key is not matched: the enclosing value's offset comes back).
-size_t offset_of(const std::string& t, const JsonPath& path) {
-  size_t i = skip_ws(t, 0);
-  for (const PathStep& step : path) {
-    if (i >= t.size() || (t[i] != '{' && t[i] != '[')) return i;
-    const bool object = t[i] == '{';
-    size_t at = skip_ws(t, i + 1), n = 0;
-    bool found = false;
-    while (at < t.size() && t[at] != '}' && t[at] != ']') {
-      if (object) {
-        const size_t key_end = skip_value(t, at);
-        const bool match = t.compare(at + 1, key_end - at - 2, step.key) == 0 && key_end - at - 2 == step.key.size();
-        at = skip_ws(t, skip_ws(t, key_end) + 1);  // past ':'
-        if (match) { found = true; break; }
-      } else if (n++ == step.index) {
-        found = true;
-        break;
-      }
-      at = skip_ws(t, skip_value(t, at));
-      if (at < t.size() && t[at] == ',') at = skip_ws(t, at + 1);
-    }
-    if (!found) return i;
-    i = at;
-  }
-  return i;
-}
-
-std::string path_text(const JsonPath& path) {
-  std::string out;
-  for (const PathStep& s : path)
-    out += s.key.empty() ? "[" + std::to_string(s.index) + "]" : (out.empty() ? "" : ".") + s.key;
-  return out;
-}
 
 // What a frame says to the call it is part of (read_frames).
 struct FrameFacts {
@@ -345,66 +279,6 @@ bool slot_bool(const EntrySlots& e, EntryKey k) {
 Sym slot_text(const EntrySlots& e, EntryKey k) {
   const SlotValue v = e.find(k);
   return v ? Sym(v.dump()) : Sym("[]");
-}
-
-// A value's type as the JSON tree has it: what same_value and hash_value compare first.
-enum class ValueType : uint8_t { kAbsent, kNull, kBool, kInt, kUint, kFloat, kString, kArray, kOther };
-
-ValueType type_of(const SlotValue& v) {
-  if (!v) return ValueType::kAbsent;
-  if (v.is_null()) return ValueType::kNull;
-  if (v.is_boolean()) return ValueType::kBool;
-  if (v.is_number_unsigned()) return ValueType::kUint;
-  if (v.is_number_integer()) return ValueType::kInt;
-  if (v.is_number_float()) return ValueType::kFloat;
-  if (v.is_string()) return ValueType::kString;
-  if (v.is_array()) return ValueType::kArray;
-  return ValueType::kOther;  // objects and bytes: compared by their JSON text
-}
-
-// Whether two values dump to the same text: same types all the way down (an integer
-// and an equal float dump differently), floats bit for bit, objects and bytes by text.
-bool same_value(const SlotValue& a, const SlotValue& b) {
-  if (a.identity() && a.identity() == b.identity()) return true;
-  const ValueType t = type_of(a);
-  if (t != type_of(b)) return false;
-  switch (t) {
-    case ValueType::kAbsent:
-    case ValueType::kNull: return true;
-    case ValueType::kBool: return a.get_bool() == b.get_bool();
-    case ValueType::kInt: return a.get_int() == b.get_int();
-    case ValueType::kUint: return a.get_uint() == b.get_uint();
-    case ValueType::kFloat: {
-      const double x = a.get_double(), y = b.get_double();
-      return std::memcmp(&x, &y, sizeof x) == 0;
-    }
-    case ValueType::kString: return a.get_string() == b.get_string();
-    case ValueType::kArray: {
-      if (a.size() != b.size()) return false;
-      for (size_t i = 0; i < a.size(); ++i)
-        if (!same_value(a.item(i), b.item(i))) return false;
-      return true;
-    }
-    case ValueType::kOther: return a.dump() == b.dump();
-  }
-  return false;
-}
-
-// A hash consistent with same_value, from the values' numbers and texts (no dump).
-size_t hash_value(const SlotValue& v, size_t h) {
-  const ValueType t = type_of(v);
-  h = hash_mix(h, static_cast<uint64_t>(t));
-  switch (t) {
-    case ValueType::kArray:
-      for (size_t i = 0; i < v.size(); ++i) h = hash_value(v.item(i), h);
-      return h;
-    case ValueType::kInt: return hash_mix(h, static_cast<uint64_t>(v.get_int()));
-    case ValueType::kUint: return hash_mix(h, v.get_uint());
-    case ValueType::kString: return hash_mix(h, std::hash<std::string_view>{}(v.get_string()));
-    case ValueType::kBool: return hash_mix(h, v.get_bool());
-    case ValueType::kOther: return hash_mix(h, std::hash<std::string>{}(v.dump()));  // rare: objects, bytes
-    default: return h;  // null, absent, floats
-  }
 }
 
 // An entry's shape tuple. The four slots' values are looked up in `cache` first, so

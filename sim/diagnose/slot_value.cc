@@ -2,6 +2,11 @@
 // as the JSON tree the node would become answers it.
 #include "sim/diagnose/slot_value.h"
 
+#include <cstring>
+#include <functional>
+
+#include "sim/diagnose/symbol.h"
+
 namespace fleetsim::diagnose {
 
 using pickle_detail::Node;
@@ -34,6 +39,67 @@ SlotValue SlotValue::find(std::string_view key) const {
 nlohmann::json SlotValue::to_json() const {
   if (json_) return *json_;
   return arena_ ? arena_->to_json(node_) : nlohmann::json();
+}
+
+namespace {
+
+// A value's type as the JSON tree has it: what same_value and hash_value compare first.
+enum class ValueType : uint8_t { kAbsent, kNull, kBool, kInt, kUint, kFloat, kString, kArray, kOther };
+
+ValueType type_of(const SlotValue& v) {
+  if (!v) return ValueType::kAbsent;
+  if (v.is_null()) return ValueType::kNull;
+  if (v.is_boolean()) return ValueType::kBool;
+  if (v.is_number_unsigned()) return ValueType::kUint;
+  if (v.is_number_integer()) return ValueType::kInt;
+  if (v.is_number_float()) return ValueType::kFloat;
+  if (v.is_string()) return ValueType::kString;
+  if (v.is_array()) return ValueType::kArray;
+  return ValueType::kOther;  // objects and bytes: compared by their JSON text
+}
+
+}  // namespace
+
+bool same_value(const SlotValue& a, const SlotValue& b) {
+  if (a.identity() && a.identity() == b.identity()) return true;
+  const ValueType t = type_of(a);
+  if (t != type_of(b)) return false;
+  switch (t) {
+    case ValueType::kAbsent:
+    case ValueType::kNull: return true;
+    case ValueType::kBool: return a.get_bool() == b.get_bool();
+    case ValueType::kInt: return a.get_int() == b.get_int();
+    case ValueType::kUint: return a.get_uint() == b.get_uint();
+    case ValueType::kFloat: {
+      const double x = a.get_double(), y = b.get_double();
+      return std::memcmp(&x, &y, sizeof x) == 0;
+    }
+    case ValueType::kString: return a.get_string() == b.get_string();
+    case ValueType::kArray: {
+      if (a.size() != b.size()) return false;
+      for (size_t i = 0; i < a.size(); ++i)
+        if (!same_value(a.item(i), b.item(i))) return false;
+      return true;
+    }
+    case ValueType::kOther: return a.dump() == b.dump();
+  }
+  return false;
+}
+
+size_t hash_value(const SlotValue& v, size_t h) {
+  const ValueType t = type_of(v);
+  h = hash_mix(h, static_cast<uint64_t>(t));
+  switch (t) {
+    case ValueType::kArray:
+      for (size_t i = 0; i < v.size(); ++i) h = hash_value(v.item(i), h);
+      return h;
+    case ValueType::kInt: return hash_mix(h, static_cast<uint64_t>(v.get_int()));
+    case ValueType::kUint: return hash_mix(h, v.get_uint());
+    case ValueType::kString: return hash_mix(h, std::hash<std::string_view>{}(v.get_string()));
+    case ValueType::kBool: return hash_mix(h, v.get_bool());
+    case ValueType::kOther: return hash_mix(h, std::hash<std::string>{}(v.dump()));  // rare: objects, bytes
+    default: return h;  // null, absent, floats
+  }
 }
 
 }  // namespace fleetsim::diagnose

@@ -70,4 +70,13 @@ class SlotValue {
   uint32_t node_ = 0;
 };
 
+// Whether two values dump to the same JSON text: same types all the way down (an
+// integer and an equal float dump differently), floats bit for bit, objects and bytes
+// by text.
+bool same_value(const SlotValue& a, const SlotValue& b);
+
+// A hash consistent with same_value, from the values' numbers and texts (no dump),
+// mixed into `seed`.
+size_t hash_value(const SlotValue& v, size_t seed);
+
 }  // namespace fleetsim::diagnose
