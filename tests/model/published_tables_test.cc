@@ -30,6 +30,8 @@ struct Published {
 
 // Reads the nccl-tests rows (size, count, type, redop, root, time, algbw,
 // busbw, ...) and the "nGpus N" of the parameter line; comments are skipped.
+// Not the project's log reader (sim/io/nccl_tests_log.h): it refuses a table that ends
+// without '# Avg bus bandwidth', and several fixtures are excerpts cut so by their authors.
 Published read_table(const std::string& name) {
   Published p;
   std::ifstream in(std::string(FLEETSIM_SOURCE_DIR) + "/tests/fixtures/nccl-tests/" + name);
