@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "sim/model/nccl_fabric.h"
@@ -11,19 +12,27 @@
 namespace fleetsim::nccl {
 namespace {
 
+// A bound as the user would write it: 0, 1, 2.5.
+std::string format_bound(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 std::string lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
-// Splits "1.5GiB" into 1.5 and "GiB". nullopt if there is no leading number.
+// Splits "1.5GiB" into 1.5 and "GiB" (a sign is kept: the callers set their own bounds).
+// nullopt if there is no leading number.
 std::optional<std::pair<double, std::string_view>> split_number(std::string_view t) {
   while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.remove_suffix(1);
   while (!t.empty() && std::isspace(static_cast<unsigned char>(t.front()))) t.remove_prefix(1);
   double v = 0;
   auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (ec != std::errc() || end == t.data() || !std::isfinite(v) || v < 0) return std::nullopt;
+  if (ec != std::errc() || end == t.data() || !std::isfinite(v)) return std::nullopt;
   std::string_view unit(end, static_cast<size_t>(t.data() + t.size() - end));
   while (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
   return std::make_pair(v, unit);
@@ -52,7 +61,7 @@ std::optional<bool> parse_bool(std::string_view t) {
 
 std::optional<int64_t> parse_size_bytes(std::string_view text) {
   auto r = split_number(text);
-  if (!r) return std::nullopt;
+  if (!r || r->first < 0) return std::nullopt;
   const std::string u = lower(r->second);
   double mult = 0;
   if (u.empty() || u == "b") mult = 1;
@@ -72,7 +81,7 @@ std::optional<int64_t> parse_size_bytes(std::string_view text) {
 
 std::optional<double> parse_rate_GBps(std::string_view text) {
   auto r = split_number(text);
-  if (!r) return std::nullopt;
+  if (!r || r->first < 0) return std::nullopt;
   std::string u(r->second);
   if (u.empty()) return r->first;  // plain number: GB/s
   if (u.size() > 2 && u.compare(u.size() - 2, 2, "/s") == 0) u.resize(u.size() - 2);
@@ -105,7 +114,8 @@ std::string set_fabric_field(Fabric* f, std::string_view key, std::string_view v
   };
   auto set_num = [&](double* dst, double min) -> std::string {
     auto v = parse_double(value);
-    if (!v || *v < min) return need("a number");
+    if (!v) return need("a number");
+    if (*v < min) return need(("a number >= " + format_bound(min)).c_str());
     *dst = *v;
     return "";
   };

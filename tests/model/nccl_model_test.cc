@@ -262,6 +262,17 @@ TEST(NcclFabric, SetFieldParsesUnits) {
   EXPECT_NE(set_fabric_field(&f, "channels", "-1"), "");
   EXPECT_NE(set_fabric_field(&f, "warp_drive", "1"), "");
   EXPECT_NE(set_fabric_field(&f, "nic_bandwidth", "fast"), "");
+  // A number below the key's bound says which bound, not that it is no number.
+  EXPECT_EQ(set_fabric_field(&f, "call_floor_per_gpu", "-3"),
+            "--set call_floor_per_gpu: expected a number >= 0 (got '-3')");
+  EXPECT_EQ(set_fabric_field(&f, "oversubscription", "0.5"),
+            "--set oversubscription: expected a number >= 1 (got '0.5')");
+  EXPECT_EQ(set_fabric_field(&f, "net_latency", "soon"), "--set net_latency: expected a number (got 'soon')");
+  // The per-hop extras may be negative (a faster hop than NCCL's table), as the docs say.
+  EXPECT_EQ(set_fabric_field(&f, "nvlink_hop_extra", "-0.2"), "");
+  EXPECT_DOUBLE_EQ(f.nvlink_hop_extra_us, -0.2);
+  EXPECT_EQ(set_fabric_field(&f, "nic_bandwidth", "-100Gb/s"),
+            "--set nic_bandwidth: expected a bandwidth such as 400Gb/s or 50GB/s (got '-100Gb/s')");
 }
 
 // Sizes use nccl-tests' binary K/M/G as well as explicit KiB/MB units; rates accept Gb/s and GB/s.
