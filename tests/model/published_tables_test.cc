@@ -81,7 +81,8 @@ const Case kCases[] = {
      "NCCL 2.9-2.11 (container), timed with the oldest set, 2.18. Its flat 32 us from 64 B to 32 KiB is the host "
      "floor of the -g 8 launch path, predicted (33.2 us) from the 8 x H100 -g 8 table; from 64 KiB the model is "
      "above that floor: 64-128 KiB 18-24% slow (1-4 Ring LL channels), 512 KiB - 32 MiB 10-44% fast, which no "
-     "per-call term or NCCL constant of the era explains",
+     "per-call term or NCCL constant of the era explains: the 24 channels are HGX A100's, LL128 off leaves Simple "
+     "1.29-1.48x fast at 2-32 MiB, and the era's default launch mode is one launch per GPU (PARALLEL)",
      "2.18"},
     {"h100_4x8_all_gather_nccl2.24.3.txt", "dgx-h100", 4, Coll::kAllGather,
      "4-64 MiB take 1.24 x the Ring/Simple time (4, 8, 16, 64 MiB) where the Ring/LL128 NCCL 2.24 picks would "
