@@ -73,6 +73,13 @@ double nvls_time_us(const TimeParts& parts, const Fabric& f, const Graphs& g, co
   return lat + (loops + stages - 1) * step_us;
 }
 
+// Host floor of one call when a thread drives `gpus` GPUs (nccl-tests -g N):
+// each GPU's share grows with the channels (CTAs) its kernel launches.
+double call_floor_us(const ExecTerms& x, int gpus, int channels) {
+  if (gpus <= 1) return 0.0;
+  return gpus * (x.call_floor_us_per_gpu + x.call_floor_us_per_channel * std::max(0, channels - 1));
+}
+
 }  // namespace
 
 ExecTerms exec_terms_for(GpuArch /*arch*/) { return ExecTerms{}; }
@@ -145,11 +152,13 @@ double exec_time_us(const Table& t, const Fabric& f, const Graphs& g, const Cons
   if (!parts.ok) return -1.0;
   const int a = static_cast<int>(algo), p = static_cast<int>(proto);
   const double launch = x.launch_us_per_gpu * std::max(0, gpus_per_thread - 1);
-  const double floor = gpus_per_thread > 1 ? x.call_floor_us_per_gpu * gpus_per_thread : 0.0;
-  if (a == kNvls || a == kNvlsTree)
-    return std::max(floor, launch + nvls_time_us(parts, f, g, c, x, coll, a, bytes, s));
   const int nch = std::max(1, graph_for(g, a).channels);
+  if (a == kNvls || a == kNvlsTree) {
+    const double floor = call_floor_us(x, gpus_per_thread, nch);
+    return std::max(floor, launch + nvls_time_us(parts, f, g, c, x, coll, a, bytes, s));
+  }
   int used = channels_used(x, nch, a, p, bytes, s.ranks);
+  const double floor = call_floor_us(x, gpus_per_thread, used);
   if (a == kRing && c.ring_min_chunk) used = ring_active_channels(x, used, p, coll, bytes, s.ranks);
   // Each channel keeps its own rate; an absolute cap (llMaxBws) still bounds the sum.
   const double bw = std::min(parts.bw_GBps, parts.bw_raw_GBps * used / nch);

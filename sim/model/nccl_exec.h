@@ -48,6 +48,12 @@ struct ExecTerms {
   // one thread driving N GPUs completes at most one call per N x this (the
   // host's group launch of N kernels); the GPUs' work overlaps it.
   double call_floor_us_per_gpu = 4.15;
+  // ... plus this per GPU for each channel the op's kernel runs beyond the
+  // first: a kernel launches one CTA per channel with work and the host plans
+  // the op channel by channel (enqueue.cc ncclLaunchKernel, grid = channels in
+  // the plan's mask). Fitted on the 8x H100 -g 8 table's 64 KiB - 1 MiB rows
+  // (2 to 24 Ring LL channels); holds out the -g 8 reduce-scatter and all-gather.
+  double call_floor_us_per_channel = 0.03;
   // P2P step over NVLink (NCCL_P2P_NVL_CHUNKSIZE) [src]: a one-node send or
   // receive is cut into pieces of at least 1/8 and at most 32 of it, one piece
   // per channel.

@@ -147,6 +147,7 @@ std::string set_fabric_field(Fabric* f, std::string_view key, std::string_view v
   if (k == "nvls_base") return set_num(&f->exec.nvls_base_us, 0.0);
   if (k == "launch_per_gpu") return set_num(&f->exec.launch_us_per_gpu, 0.0);
   if (k == "call_floor_per_gpu") return set_num(&f->exec.call_floor_us_per_gpu, 0.0);
+  if (k == "call_floor_per_channel") return set_num(&f->exec.call_floor_us_per_channel, 0.0);
   if (k == "gpudirect") return set_bool(&f->gpudirect);
   if (k == "nvls") return set_bool(&f->nvls);
   if (k == "collnet") return set_bool(&f->collnet);
@@ -170,7 +171,8 @@ std::string set_fabric_field(Fabric* f, std::string_view key, std::string_view v
          "nvlink_bandwidth, nics, nic_bandwidth, gpus_per_nic, oversubscription, nodes_per_leaf, "
          "gpudirect, host_bandwidth, nvls, collnet, net_latency, net_overhead, nvlink_hop_extra, net_hop_extra, "
          "channels, bw_intra, "
-         "bw_inter, nvls_channels, nvls_bw, nvls_step_sync, nvls_base, launch_per_gpu, call_floor_per_gpu)";
+         "bw_inter, nvls_channels, nvls_bw, nvls_step_sync, nvls_base, launch_per_gpu, call_floor_per_gpu, "
+         "call_floor_per_channel)";
 }
 
 }  // namespace fleetsim::nccl

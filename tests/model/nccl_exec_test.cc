@@ -68,6 +68,24 @@ TEST(NcclExec, TermsMoveTheTime) {
   ASSERT_EQ(set_fabric_field(&no_floor, "call_floor_per_gpu", "0"), "");
   EXPECT_LT(estimate(no_floor, 1024, 8).time_us, estimate(*f, 1024, 8).time_us);
   EXPECT_DOUBLE_EQ(estimate(no_floor, 8 * kMiB, 8).time_us, estimate(*f, 8 * kMiB, 8).time_us);
+  // The floor grows with the channels (CTAs) the kernel runs: a 1 MiB Ring/LL
+  // reduce-scatter on 8 H100s uses all 24 channels, 23 more than a 1 KiB one.
+  auto rs = [](const Fabric& fab, int64_t bytes) {
+    Options o;
+    o.gpus_per_thread = 8;
+    auto m = Model::create(fab, o);
+    EXPECT_TRUE(m.ok());
+    return m->estimate(Coll::kReduceScatter, bytes, m->full_shape());
+  };
+  const Estimate wide = rs(*f, 1 * kMiB);
+  ASSERT_EQ(wide.algo, Algo::kRing);
+  ASSERT_EQ(wide.proto, Proto::kLL);
+  EXPECT_DOUBLE_EQ(wide.time_us, 8 * (f->exec.call_floor_us_per_gpu + 23 * f->exec.call_floor_us_per_channel));
+  EXPECT_DOUBLE_EQ(rs(*f, 1 * kKiB).time_us, 8 * f->exec.call_floor_us_per_gpu);
+  Fabric flat = *f;
+  ASSERT_EQ(set_fabric_field(&flat, "call_floor_per_channel", "0"), "");
+  EXPECT_DOUBLE_EQ(rs(flat, 1 * kMiB).time_us, 8 * f->exec.call_floor_us_per_gpu);
+  EXPECT_NE(set_fabric_field(&flat, "call_floor_per_channel", "-1"), "");
   // Large sizes: the execution time meets NCCL's plateau within 1%.
   const Estimate big = estimate(*f, 8 * kGiB);
   EXPECT_NEAR(big.time_us, big.tuning_us, 0.01 * big.tuning_us);

@@ -81,7 +81,8 @@ const Case kCases[] = {
      "NCCL 2.9-2.11 (container), timed with the oldest set, 2.18. Its flat 32 us from 64 B to 32 KiB is the host "
      "floor of the -g 8 launch path, predicted (33.2 us) from the 8 x H100 -g 8 table; from 64 KiB the model is "
      "above that floor: 64-128 KiB 18-24% slow (1-4 Ring LL channels), 512 KiB - 32 MiB 10-44% fast, which no "
-     "per-call term or NCCL constant of the era explains",
+     "per-call term or NCCL constant of the era explains: the 24 channels are HGX A100's, LL128 off leaves Simple "
+     "1.29-1.48x fast at 2-32 MiB, and the era's default launch mode is one launch per GPU (PARALLEL)",
      "2.18"},
     {"h100_4x8_all_gather_nccl2.24.3.txt", "dgx-h100", 4, Coll::kAllGather,
      "4-64 MiB take 1.24 x the Ring/Simple time (4, 8, 16, 64 MiB) where the Ring/LL128 NCCL 2.24 picks would "
@@ -112,15 +113,11 @@ const Case kCases[] = {
      "plugin: the table takes 1.3-2.0x the model's time from 64 KiB and plateaus at 36.7 GB/s at 1 GiB against the "
      "model's 47.9 (48 GB/s per NIC); its in-place column reaches 45.1 GB/s, 23% faster than out-of-place at 1 GiB",
      "2.30", 1},
-    {"h100_1x8_reduce_scatter_together_nccl2.26.2.txt", "dgx-h100", 1, Coll::kReduceScatter,
-     "-g 8: a flat 34.4-36.6 us from 128 B to 256 KiB, the -g 8 all-reduce tables' floor (33 us) though a ring "
-     "reduce-scatter has half the steps; the host floor (8 x 4.15 us, set from another table) covers it to 512 KiB, "
-     "but 1-2 MiB leave the floor (41 us) while the model stays on it (33.2 us): up to 26% fast. From 32 MiB "
-     "within 0.7-3.9%; 8-16 MiB 10-14% slow (Ring/LL128 where the table is faster)"},
-    {"h100_1x8_all_gather_together_nccl2.26.2.txt", "dgx-h100", 1, Coll::kAllGather,
-     "-g 8, same run and node as the reduce-scatter: flat 34.3-36.4 us from 128 B to 256 KiB, which the host floor "
-     "(33.2 us) now covers; 1-2 MiB leave the floor while the model stays on it (up to 29% fast); from 32 MiB within "
-     "0-5.9%; 8-16 MiB 14-20% slow (Ring/LL128)"},
+    // -g 8, one thread launching 8 GPUs: flat at the host floor to 256 KiB, then 35 -> 41 us as Ring/LL goes
+    // from 2 to 24 channels, 41-42 us at 1-4 MiB. Held out for the floor and its per-channel part (both fitted
+    // on the -g 8 all-reduce table); the worst rows are 8-16 MiB, where the model's Ring/LL128 is slow.
+    {"h100_1x8_reduce_scatter_together_nccl2.26.2.txt", "dgx-h100", 1, Coll::kReduceScatter, nullptr},
+    {"h100_1x8_all_gather_together_nccl2.26.2.txt", "dgx-h100", 1, Coll::kAllGather, nullptr},
     {"h100_1x8_alltoall_xxrjun_nccl2.28.7.txt", "dgx-h100", 1, Coll::kAllToAll, nullptr},
     {"h100_4x8_broadcast_nccl2.24.3.txt", "dgx-h100", 4, Coll::kBroadcast,
      "the reduce table's cluster and profile: a ring chain of 31 hops timed with nRanks-hop latency is 54-70% slow at "
@@ -194,9 +191,18 @@ TEST(PublishedTables, BusbwErrorFrom64KiB) {
     if (c.nodes == 1) {
       EXPECT_LE(after.median, 0.10) << c.file;
       EXPECT_LE(after.worst, 0.25) << c.file;
-      // The -g 8 fit table with its host floor (17.7% worst without it).
+      // The -g 8 fit table with its host floor and the floor's per-channel part
+      // (17.7% worst without the floor, 11.3% without the per-channel part).
       if (std::string(c.file) == "h100_1x8_all_reduce_nccl2.24.3.txt") {
-        EXPECT_LE(after.worst, 0.12) << c.file;
+        EXPECT_LE(after.worst, 0.07) << c.file;
+      }
+      // The -g 8 reduce-scatter and all-gather, held out: 25.8% and 29.1% worst
+      // with a flat host floor (at 1-2 MiB), 14.3% and 19.8% with its per-channel part.
+      if (std::string(c.file) == "h100_1x8_reduce_scatter_together_nccl2.26.2.txt") {
+        EXPECT_LE(after.worst, 0.15) << c.file;
+      }
+      if (std::string(c.file) == "h100_1x8_all_gather_together_nccl2.26.2.txt") {
+        EXPECT_LE(after.worst, 0.21) << c.file;
       }
       // The all-to-all with NCCL's P2P channel plan (11.6% / 34.1% without it).
       if (std::string(c.file) == "h100_1x8_alltoall_xxrjun_nccl2.28.7.txt") {
