@@ -1,7 +1,8 @@
 // The pickle reader's stack machine (internal to pickle_reader.cc, pickle_steps.cc
 // and pickle_tree.cc): an arena of value nodes, the stack and marks as indices into
-// it, and the memo. Every read checks the bytes left first; every error is the first
-// one, located at the offending opcode's byte offset.
+// it, and the memo. Each opcode's fixed argument bytes are checked once before its
+// step, a length's bytes before they are read; every error is the first one, located
+// at the offending opcode's byte offset.
 #pragma once
 
 #include <algorithm>
