@@ -134,59 +134,12 @@ bool Machine::push_string(uint64_t length, const char* what) {
   return true;
 }
 
-bool Machine::pop_mark(size_t& begin, const char* what) {
-  if (marks_.empty()) [[unlikely]]
-    return fail(op_at_, std::string(what) + " needs a MARK before it, there is none");
-  begin = marks_.back();
-  marks_.pop_back();
-  return true;
-}
-
-bool Machine::top_container(Kind kind, size_t below, uint32_t& out, const char* what) {
-  const size_t floor = marks_.empty() ? 0 : marks_.back();
-  if (stack_.size() < below + 1 + floor) [[unlikely]]
-    return fail(op_at_, std::string(what) + " needs a " + kind_name(kind) + " on the stack, there is none");
-  out = stack_[stack_.size() - 1 - below];
-  if (nodes_[out].kind != kind) [[unlikely]]
-    return fail(op_at_, std::string(what) + " needs a " + kind_name(kind) + ", found a " + kind_name(nodes_[out].kind));
-  return true;
-}
-
-// Moves the stack above `begin` into container `target` (APPENDS, SETITEMS, ADDITEMS).
-bool Machine::fill(uint32_t target, size_t begin, const char* what) {
-  if (nodes_[target].kind == Kind::kDict && (stack_.size() - begin) % 2 != 0) [[unlikely]]
-    return fail(op_at_, std::string(what) + " needs key and value pairs, found an odd number of values");
-  if (!add_items(nodes_[target], stack_.data() + begin, stack_.size() - begin)) return false;
-  stack_.resize(begin);
-  return true;
-}
-
 // APPENDS, SETITEMS, ADDITEMS: the values above the last MARK into the container below it.
 bool Machine::collect(Kind kind, const char* what) {
   size_t begin = 0;
   uint32_t target = 0;
   return pop_mark(begin, what) && top_container(kind, stack_.size() - begin, target, what) &&
          fill(target, begin, what);
-}
-
-// Appends `count` items to container `n`'s range of the pool. A range at the pool's
-// end grows in place; another moves to the end with room to double, so a list filled
-// in many batches (APPENDS of 1,000 each) is copied O(its length) items in all.
-bool Machine::add_items(Node& n, const uint32_t* from, size_t count) {
-  if (n.count + count > n.room) {
-    const bool at_end = n.first + n.room == items_.size();
-    const uint64_t room = at_end ? n.count + count : std::max<uint64_t>(n.count + count, 2 * uint64_t{n.count});
-    const uint64_t first = at_end ? n.first : items_.size();
-    if (first + room > UINT32_MAX)
-      return fail(op_at_, "more than " + std::to_string(UINT32_MAX) + " container items: refused as too large");
-    items_.resize(first + room);
-    if (first != n.first) std::copy_n(items_.data() + n.first, n.count, items_.data() + first);
-    n.first = static_cast<uint32_t>(first);
-    n.room = static_cast<uint32_t>(room);
-  }
-  std::copy_n(from, count, items_.data() + n.first + n.count);
-  n.count += static_cast<uint32_t>(count);
-  return true;
 }
 
 // Memo ids as picklers write them count up from 0: those within reach of the
