@@ -1,7 +1,8 @@
 // The pickle reader's stack machine (internal to pickle_reader.cc, pickle_steps.cc
 // and pickle_tree.cc): an arena of value nodes, the stack and marks as indices into
-// it, and the memo. Every read checks the bytes left first; every error is the first
-// one, located at the offending opcode's byte offset.
+// it, and the memo. Each opcode's fixed argument bytes are checked once before its
+// step, a length's bytes before they are read; every error is the first one, located
+// at the offending opcode's byte offset.
 #pragma once
 
 #include <algorithm>
@@ -59,7 +60,8 @@ class Machine {
   std::span<const uint32_t> items(const Node& n) const { return {items_.data() + n.first, n.count}; }
 
  private:
-  void step(uint8_t code);  // pickle_steps.cc
+  void step(uint8_t code);       // pickle_steps.cc: the common opcodes, one switch
+  void step_rare(uint8_t code);  // the rest, and the refused opcodes
   bool walk(uint32_t root, std::string_view omit_key, nlohmann::json* out, EntrySlots* slots);  // pickle_tree.cc
   bool take_key(WalkFrame& f, std::string_view omit_key);
   bool skip_walked(const Node& n, WalkFrame& parent, size_t depth, uint64_t budget);
@@ -75,7 +77,10 @@ class Machine {
   bool need(uint64_t n, const char* what);
   uint64_t take_le(size_t n);
   bool take_line(std::string& line, const char* what);
+  Node* emit();  // a new node made by this opcode, on the stack; nullptr past max_values
+  [[gnu::cold, gnu::noinline]] void refuse_values();
   bool push_node(const Node& node);
+  void push_int(int64_t v);
   bool push_scalar(Scalar type, bool flag = false, int64_t i = 0);
   bool push_float(double d);
   bool push_string(uint64_t length, const char* what);
@@ -88,6 +93,7 @@ class Machine {
   bool add_items(Node& n, const uint32_t* from, size_t count);
   bool memo_put(uint64_t id);
   bool memo_get(uint64_t id);
+  bool collect(Kind kind, const char* what);  // APPENDS, SETITEMS, ADDITEMS
 
   std::string_view bytes_;
   const std::string& file_;
@@ -100,7 +106,7 @@ class Machine {
   std::vector<uint32_t> stack_;
   std::vector<size_t> marks_;  // stack heights at each open MARK
   static constexpr uint32_t kNoMemo = UINT32_MAX;  // no node has this index (max_values is lower)
-  std::vector<uint32_t> memo_dense_;               // node by memo id, kNoMemo where none
+  std::vector<uint32_t> memo_dense_;               // node by memo id, kNoMemo where none (grows by doubling)
   std::unordered_map<uint32_t, uint32_t> memo_;    // memo ids past the dense vector's reach
   uint64_t memo_count_ = 0;                        // memo entries in both
   uint64_t spent_ = 0;            // expansion budget units spent by to_json

@@ -6,7 +6,6 @@
 // expansion of shared values are checked.
 #include "sim/diagnose/pickle_reader.h"
 
-#include <array>
 #include <cstdlib>
 #include <cstring>
 
@@ -26,39 +25,6 @@ std::string hex_byte(uint8_t b) {
   return std::string("0x") + kHex[b >> 4] + kHex[b & 15];
 }
 
-// Well-formed UTF-8 (no overlong forms, no surrogates, nothing past U+10FFFF).
-bool valid_utf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    size_t n = 0;
-    uint32_t cp = 0;
-    if (c < 0x80) { ++i; continue; }
-    if (c >= 0xc2 && c <= 0xdf) { n = 1; cp = c & 0x1f; }
-    else if (c >= 0xe0 && c <= 0xef) { n = 2; cp = c & 0x0f; }
-    else if (c >= 0xf0 && c <= 0xf4) { n = 3; cp = c & 0x07; }
-    else return false;
-    if (s.size() - i <= n) return false;
-    for (size_t k = 1; k <= n; ++k) {
-      const auto d = static_cast<unsigned char>(s[i + k]);
-      if ((d & 0xc0) != 0x80) return false;
-      cp = (cp << 6) | (d & 0x3f);
-    }
-    if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)))
-      return false;
-    i += n + 1;
-  }
-  return true;
-}
-
-// find_pickle_op as a table by byte: the machine looks up every opcode it reads.
-constexpr std::array<const PickleOp*, 256> kOpByCode = [] {
-  std::array<const PickleOp*, 256> table{};
-  for (const PickleOp& op : kPickleOps)
-    if (!table[op.code]) table[op.code] = &op;
-  return table;
-}();
-
 }  // namespace
 
 std::string op_label(uint8_t code) {
@@ -75,6 +41,7 @@ struct Buffers {
   std::vector<Node> nodes;
   std::vector<uint32_t> items, stack;
   std::vector<uint8_t> on_path, key_slot;
+  std::vector<uint32_t> memo;
 };
 thread_local Buffers t_buffers;
 constexpr size_t kKeepNodes = size_t{1} << 20;
@@ -94,11 +61,15 @@ Machine::Machine(std::string_view bytes, const std::string& file, const PickleLi
   take(stack_, t_buffers.stack);
   take(on_path_, t_buffers.on_path);
   take(key_slot_, t_buffers.key_slot);
+  take(memo_dense_, t_buffers.memo);
 }
 
 Machine::~Machine() {
-  if (nodes_.capacity() > kKeepNodes || items_.capacity() > 2 * kKeepNodes) return;
-  t_buffers = {std::move(nodes_), std::move(items_), std::move(stack_), std::move(on_path_), std::move(key_slot_)};
+  if (nodes_.capacity() > kKeepNodes || items_.capacity() > 2 * kKeepNodes ||
+      memo_dense_.capacity() > 2 * kKeepNodes)
+    return;
+  t_buffers = {std::move(nodes_), std::move(items_), std::move(stack_), std::move(on_path_), std::move(key_slot_),
+               std::move(memo_dense_)};
 }
 
 bool Machine::fail(uint64_t at, const std::string& message) {
@@ -132,15 +103,6 @@ bool Machine::take_line(std::string& line, const char* what) {
   return true;
 }
 
-bool Machine::push_node(const Node& node) {
-  if (nodes_.size() >= limits_.max_values)
-    return fail(op_at_, "more than " + std::to_string(limits_.max_values) + " values: refused as too large");
-  nodes_.push_back(node);
-  nodes_.back().at = op_at_;
-  stack_.push_back(static_cast<uint32_t>(nodes_.size() - 1));
-  return true;
-}
-
 bool Machine::push_scalar(Scalar type, bool flag, int64_t i) {
   Node n;
   n.type = type;
@@ -153,17 +115,6 @@ bool Machine::push_float(double d) {
   Node n;
   n.type = Scalar::kFloat;
   n.num.d = d;
-  return push_node(n);
-}
-
-bool Machine::push_string(uint64_t length, const char* what) {
-  if (!need(length, what)) return false;
-  std::string_view s = bytes_.substr(pos_, length);
-  pos_ += length;
-  if (!valid_utf8(s)) return fail(op_at_, std::string(what) + " string is not valid UTF-8");
-  Node n;
-  n.type = Scalar::kString;
-  n.text = s;
   return push_node(n);
 }
 
@@ -216,17 +167,17 @@ bool Machine::pop_mark(size_t& begin, const char* what) {
 
 bool Machine::top_container(Kind kind, size_t below, uint32_t& out, const char* what) {
   const size_t floor = marks_.empty() ? 0 : marks_.back();
-  if (stack_.size() < below + 1 + floor)
+  if (stack_.size() < below + 1 + floor) [[unlikely]]
     return fail(op_at_, std::string(what) + " needs a " + kind_name(kind) + " on the stack, there is none");
   out = stack_[stack_.size() - 1 - below];
-  if (nodes_[out].kind != kind)
+  if (nodes_[out].kind != kind) [[unlikely]]
     return fail(op_at_, std::string(what) + " needs a " + kind_name(kind) + ", found a " + kind_name(nodes_[out].kind));
   return true;
 }
 
 // Moves the stack above `begin` into container `target` (APPENDS, SETITEMS, ADDITEMS).
 bool Machine::fill(uint32_t target, size_t begin, const char* what) {
-  if (nodes_[target].kind == Kind::kDict && (stack_.size() - begin) % 2 != 0)
+  if (nodes_[target].kind == Kind::kDict && (stack_.size() - begin) % 2 != 0) [[unlikely]]
     return fail(op_at_, std::string(what) + " needs key and value pairs, found an odd number of values");
   if (!add_items(nodes_[target], stack_.data() + begin, stack_.size() - begin)) return false;
   stack_.resize(begin);
@@ -251,63 +202,6 @@ bool Machine::add_items(Node& n, const uint32_t* from, size_t count) {
   std::copy_n(from, count, items_.data() + n.first + n.count);
   n.count += static_cast<uint32_t>(count);
   return true;
-}
-
-// Memo ids as picklers write them count up from 0: those within reach of the
-// entries made so far go to a vector, indexed; the rest (sparse ids) to a hash map.
-bool Machine::memo_put(uint64_t id) {
-  if (stack_.empty()) return fail(op_at_, "a memo put needs a value on the stack, there is none");
-  if (id > UINT32_MAX) return fail(op_at_, "memo id " + std::to_string(id) + " is past 2^32-1");
-  bool fresh = false;
-  if (id < memo_dense_.size() || id <= 2 * memo_count_ + 1024) {
-    if (id >= memo_dense_.size()) memo_dense_.resize(id + 1, kNoMemo);
-    fresh = memo_dense_[id] == kNoMemo && (memo_.empty() || memo_.erase(static_cast<uint32_t>(id)) == 0);
-    memo_dense_[id] = stack_.back();
-  } else {
-    fresh = memo_.insert_or_assign(static_cast<uint32_t>(id), stack_.back()).second;
-  }
-  memo_count_ += fresh ? 1 : 0;
-  if (fresh && memo_count_ > limits_.max_memo)
-    return fail(op_at_, "more than " + std::to_string(limits_.max_memo) + " memo entries: refused as too large");
-  return true;
-}
-
-bool Machine::memo_get(uint64_t id) {
-  uint32_t node = id < memo_dense_.size() ? memo_dense_[id] : kNoMemo;
-  if (node == kNoMemo && id <= UINT32_MAX && !memo_.empty()) {
-    auto it = memo_.find(static_cast<uint32_t>(id));
-    if (it != memo_.end()) node = it->second;
-  }
-  if (node == kNoMemo) return fail(op_at_, "memo id " + std::to_string(id) + " was never put");
-  stack_.push_back(node);
-  return true;
-}
-
-Result<uint32_t> Machine::run() {
-  while (!error_) {
-    if (pos_ >= bytes_.size())
-      return *(fail(pos_, "the file ends before STOP: a truncated pickle?"), error_);
-    op_at_ = pos_;
-    const auto code = static_cast<uint8_t>(bytes_[pos_++]);
-    if (code == '.') {
-      if (stack_.empty()) return *(fail(op_at_, "STOP with nothing on the stack"), error_);
-      return stack_.back();
-    }
-    const PickleOp* op = kOpByCode[code];
-    if (!op) {
-      fail(op_at_, hex_byte(code) + " is not a pickle opcode: not a pickle, or a damaged one");
-    } else if (op->use == PickleOpUse::kRefusedCode) {
-      fail(op_at_, "opcode " + op_label(code) +
-                       " is refused: it names or builds a Python object, which would run code when loaded; "
-                       "a flight-recorder dump holds only dicts, lists, strings and numbers");
-    } else if (op->use == PickleOpUse::kRefusedOther) {
-      fail(op_at_, "opcode " + op_label(code) +
-                       " is not read: PyTorch and Python 3 write plain data without it (re-pickle at protocol 2 to 5)");
-    } else {
-      step(code);
-    }
-  }
-  return *error_;
 }
 
 }  // namespace pickle_detail

@@ -1,10 +1,14 @@
-// The pickle reader's opcodes that it reads (pickle_ops.h), grouped: scalars, the
-// protocol 0 text forms, framing, containers and their filling, and the memo. Each
-// checks the bytes it needs are there before it reads them.
+// The pickle reader's opcode pass (pickle_reader.h, pickle_ops.h): run() reads each
+// opcode's fixed argument bytes after one bounds check, and step() dispatches the
+// opcodes a dump is made of in one switch; the rest go through step_rare (scalars,
+// the protocol 0 text forms, framing, containers, the memo) or are refused there.
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 
+#include "fleetsim/pickle_ops.h"
 #include "sim/diagnose/pickle_machine.h"
 
 namespace fleetsim::diagnose::pickle_detail {
@@ -20,7 +24,164 @@ std::optional<int64_t> parse_decimal(const std::string& s) {
   return static_cast<int64_t>(v);
 }
 
+// Well-formed UTF-8 (no overlong forms, no surrogates, nothing past U+10FFFF); ASCII
+// runs are passed over 8 bytes at a time.
+bool valid_utf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    while (s.size() - i >= 8) {
+      uint64_t word = 0;
+      std::memcpy(&word, s.data() + i, 8);
+      if (word & 0x8080808080808080u) break;
+      i += 8;
+    }
+    if (i == s.size()) break;
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t n = 0;
+    uint32_t cp = 0;
+    if (c < 0x80) { ++i; continue; }
+    if (c >= 0xc2 && c <= 0xdf) { n = 1; cp = c & 0x1f; }
+    else if (c >= 0xe0 && c <= 0xef) { n = 2; cp = c & 0x0f; }
+    else if (c >= 0xf0 && c <= 0xf4) { n = 3; cp = c & 0x07; }
+    else return false;
+    if (s.size() - i <= n) return false;
+    for (size_t k = 1; k <= n; ++k) {
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (d & 0x3f);
+    }
+    if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+      return false;
+    i += n + 1;
+  }
+  return true;
+}
+
+// The fixed argument bytes each opcode reads first (an integer, a length, a memo id):
+// run() checks they are there once, before the opcode's step.
+constexpr std::array<uint8_t, 256> kArgBytes = [] {
+  std::array<uint8_t, 256> t{};
+  const auto set = [&t](std::initializer_list<unsigned> codes, uint8_t bytes) {
+    for (unsigned c : codes) t[c] = bytes;
+  };
+  set({'K', 'C', 'q', 'h', 0x8a, 0x8c, 0x80}, 1);  // BININT1 SHORT_BINBYTES BINPUT BINGET LONG1 ...
+  set({'M'}, 2);                                    // BININT2
+  set({'J', 'X', 'B', 'r', 'j', 0x8b}, 4);          // BININT BINUNICODE BINBYTES LONG_BINPUT ...
+  set({'G', 0x8d, 0x8e, 0x96, 0x95}, 8);            // BINFLOAT BINUNICODE8 BINBYTES8 BYTEARRAY8 FRAME
+  return t;
+}();
+
+// find_pickle_op as a table by byte.
+constexpr std::array<const PickleOp*, 256> kOpByCode = [] {
+  std::array<const PickleOp*, 256> table{};
+  for (const PickleOp& op : kPickleOps)
+    if (!table[op.code]) table[op.code] = &op;
+  return table;
+}();
+
+// `N` bytes at `p` as a little-endian unsigned integer.
+template <size_t N>
+uint64_t load_le(const char* p) {
+  uint64_t v = 0;
+  for (size_t k = 0; k < N; ++k) v |= static_cast<uint64_t>(static_cast<unsigned char>(p[k])) << (8 * k);
+  return v;
+}
+
 }  // namespace
+
+// The error past max_values, kept out of emit() so that emit() is inlined.
+void Machine::refuse_values() {
+  fail(op_at_, "more than " + std::to_string(limits_.max_values) + " values: refused as too large");
+}
+
+inline Node* Machine::emit() {
+  if (nodes_.size() >= limits_.max_values) [[unlikely]] {
+    refuse_values();
+    return nullptr;
+  }
+  const auto id = static_cast<uint32_t>(nodes_.size());
+  Node& n = nodes_.emplace_back();
+  n.at = op_at_;
+  stack_.push_back(id);
+  return &n;
+}
+
+bool Machine::push_node(const Node& node) {
+  Node* n = emit();
+  if (!n) return false;
+  const uint64_t at = n->at;
+  *n = node;
+  n->at = at;
+  return true;
+}
+
+void Machine::push_int(int64_t v) {
+  if (Node* n = emit()) {
+    n->type = Scalar::kInt;
+    n->num.i = v;
+  }
+}
+
+bool Machine::push_string(uint64_t length, const char* what) {
+  if (!need(length, what)) return false;
+  std::string_view s = bytes_.substr(pos_, length);
+  pos_ += length;
+  if (!valid_utf8(s)) return fail(op_at_, std::string(what) + " string is not valid UTF-8");
+  Node* n = emit();
+  if (!n) return false;
+  n->type = Scalar::kString;
+  n->text = s;
+  return true;
+}
+
+// APPENDS, SETITEMS, ADDITEMS: the values above the last MARK into the container below it.
+bool Machine::collect(Kind kind, const char* what) {
+  size_t begin = 0;
+  uint32_t target = 0;
+  return pop_mark(begin, what) && top_container(kind, stack_.size() - begin, target, what) &&
+         fill(target, begin, what);
+}
+
+// Memo ids as picklers write them count up from 0: those within reach of the
+// entries made so far go to a vector, indexed (grown by doubling); the rest (sparse
+// ids) to a hash map. An id is in one of the two at most.
+bool Machine::memo_put(uint64_t id) {
+  if (stack_.empty()) return fail(op_at_, "a memo put needs a value on the stack, there is none");
+  if (id < memo_dense_.size() && memo_.empty()) {  // the common case: no sparse ids
+    uint32_t& slot = memo_dense_[id];
+    const bool fresh = slot == kNoMemo;
+    slot = stack_.back();
+    memo_count_ += fresh ? 1 : 0;
+    if (fresh && memo_count_ > limits_.max_memo) [[unlikely]]
+      return fail(op_at_, "more than " + std::to_string(limits_.max_memo) + " memo entries: refused as too large");
+    return true;
+  }
+  if (id > UINT32_MAX) return fail(op_at_, "memo id " + std::to_string(id) + " is past 2^32-1");
+  bool fresh = false;
+  if (id < memo_dense_.size() || id <= 2 * memo_count_ + 1024) {
+    if (id >= memo_dense_.size()) memo_dense_.resize(std::max<uint64_t>(id + 1, 2 * memo_dense_.size()), kNoMemo);
+    fresh = memo_dense_[id] == kNoMemo && (memo_.empty() || memo_.erase(static_cast<uint32_t>(id)) == 0);
+    memo_dense_[id] = stack_.back();
+  } else {
+    fresh = memo_.insert_or_assign(static_cast<uint32_t>(id), stack_.back()).second;
+  }
+  memo_count_ += fresh ? 1 : 0;
+  if (fresh && memo_count_ > limits_.max_memo)
+    return fail(op_at_, "more than " + std::to_string(limits_.max_memo) + " memo entries: refused as too large");
+  return true;
+}
+
+bool Machine::memo_get(uint64_t id) {
+  uint32_t node = id < memo_dense_.size() ? memo_dense_[id] : kNoMemo;
+  if (node == kNoMemo && id <= UINT32_MAX && !memo_.empty()) [[unlikely]] {
+    auto it = memo_.find(static_cast<uint32_t>(id));
+    if (it != memo_.end()) node = it->second;
+  }
+  if (node == kNoMemo) [[unlikely]]
+    return fail(op_at_, "memo id " + std::to_string(id) + " was never put");
+  stack_.push_back(node);
+  return true;
+}
 
 bool Machine::step_scalar(uint8_t code, bool& handled) {
   handled = true;
@@ -208,7 +369,24 @@ bool Machine::step_memo(uint8_t code, bool& handled) {
   }
 }
 
-void Machine::step(uint8_t code) {
+// The opcodes step() does not take: found in the chain of step_* groups, or refused.
+void Machine::step_rare(uint8_t code) {
+  const PickleOp* op = kOpByCode[code];
+  if (!op) {
+    fail(op_at_, op_label(code) + " is not a pickle opcode: not a pickle, or a damaged one");
+    return;
+  }
+  if (op->use == PickleOpUse::kRefusedCode) {
+    fail(op_at_, "opcode " + op_label(code) +
+                     " is refused: it names or builds a Python object, which would run code when loaded; "
+                     "a flight-recorder dump holds only dicts, lists, strings and numbers");
+    return;
+  }
+  if (op->use == PickleOpUse::kRefusedOther) {
+    fail(op_at_, "opcode " + op_label(code) +
+                     " is not read: PyTorch and Python 3 write plain data without it (re-pickle at protocol 2 to 5)");
+    return;
+  }
   bool handled = false;
   if (!step_scalar(code, handled) || handled) return;
   if (!step_text(code, handled) || handled) return;
@@ -216,6 +394,80 @@ void Machine::step(uint8_t code) {
   if (!step_collect(code, handled) || handled) return;
   if (!step_memo(code, handled) || handled) return;
   fail(op_at_, "opcode " + op_label(code) + " has no reader");  // the table and the steps disagree
+}
+
+// The opcodes a dump is made of, each its own case; run() has checked its fixed
+// argument bytes are there (kArgBytes). Inlined into run()'s loop: no call per opcode.
+[[gnu::always_inline]] inline void Machine::step(uint8_t code) {
+  const char* at = bytes_.data() + pos_;
+  Node* n = nullptr;
+  bool handled = false;
+  switch (code) {
+    case '}': if ((n = emit())) n->kind = Kind::kDict; return;
+    case ']': if ((n = emit())) n->kind = Kind::kList; return;
+    case ')': if ((n = emit())) n->kind = Kind::kTuple; return;
+    case 'N': emit(); return;
+    case 0x88:
+    case 0x89:
+      if ((n = emit())) { n->type = Scalar::kBool; n->flag = code == 0x88; }
+      return;
+    case 'K': pos_ += 1; push_int(static_cast<int64_t>(load_le<1>(at))); return;
+    case 'M': pos_ += 2; push_int(static_cast<int64_t>(load_le<2>(at))); return;
+    case 'J': pos_ += 4; push_int(static_cast<int32_t>(load_le<4>(at))); return;
+    case 'X': pos_ += 4; push_string(load_le<4>(at), "BINUNICODE"); return;
+    case 0x8c: pos_ += 1; push_string(load_le<1>(at), "SHORT_BINUNICODE"); return;
+    case 'q': pos_ += 1; memo_put(load_le<1>(at)); return;
+    case 'r': pos_ += 4; memo_put(load_le<4>(at)); return;
+    case 0x94: memo_put(memo_count_); return;
+    case 'h':
+      pos_ += 1;
+      if (const uint8_t id = static_cast<uint8_t>(*at); id < memo_dense_.size() && memo_dense_[id] != kNoMemo) {
+        stack_.push_back(memo_dense_[id]);  // memo_get's common case
+        return;
+      }
+      memo_get(static_cast<uint8_t>(*at));
+      return;
+    case 'j': pos_ += 4; memo_get(load_le<4>(at)); return;
+    case '(':
+      if (marks_.size() >= limits_.max_depth) [[unlikely]] {
+        fail(op_at_, "more than " + std::to_string(limits_.max_depth) +
+                         " open MARKs (containers nested too deep): refused");
+        return;
+      }
+      marks_.push_back(stack_.size());
+      return;
+    case 'u': collect(Kind::kDict, "SETITEMS"); return;
+    case 'e': collect(Kind::kList, "APPENDS"); return;
+    case 0x90: collect(Kind::kSet, "ADDITEMS"); return;
+    case 0x85:
+    case 0x86:
+    case 0x87:
+    case 0x8f: step_container(code, handled); return;
+    case 'G': step_scalar(code, handled); return;
+    case 'a':
+    case 's': step_collect(code, handled); return;
+    default: step_rare(code); return;
+  }
+}
+
+Result<uint32_t> Machine::run() {
+  const size_t size = bytes_.size();
+  while (!error_) {
+    if (pos_ >= size) [[unlikely]]
+      return *(fail(pos_, "the file ends before STOP: a truncated pickle?"), error_);
+    op_at_ = pos_;
+    const auto code = static_cast<uint8_t>(bytes_[pos_++]);
+    if (code == '.') [[unlikely]] {
+      if (stack_.empty()) return *(fail(op_at_, "STOP with nothing on the stack"), error_);
+      return stack_.back();
+    }
+    if (const size_t arg = kArgBytes[code]; size - pos_ < arg) [[unlikely]] {
+      need(arg, std::string(kOpByCode[code]->name).c_str());
+      break;
+    }
+    step(code);
+  }
+  return *error_;
 }
 
 }  // namespace fleetsim::diagnose::pickle_detail

@@ -228,6 +228,30 @@ TEST(PickleReader, BoundsOnValuesAndMemo) {
   EXPECT_EQ(read(pk("Nq\x00q\x01q\x00q\x02"s), small), "ERROR p.pkl: error: byte 9: more than 2 memo entries: refused as too large");
 }
 
+// Every opcode with a fixed argument (an integer, a length, a memo id), cut inside it:
+// the error names the opcode, the bytes it needs and the file's size, at its byte.
+TEST(PickleReader, EveryFixedArgumentCutShortIsLocated) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"K", "BININT1 (it needs 1"},          {"M\x01", "BININT2 (it needs 2"},
+      {"J\x01\x02\x03", "BININT (it needs 4"}, {"\x8a", "LONG1 (it needs 1"},
+      {"\x8b\x01", "LONG4 (it needs 4"},     {"G\x01\x02", "BINFLOAT (it needs 8"},
+      {"X", "BINUNICODE (it needs 4"},        {"\x8c", "SHORT_BINUNICODE (it needs 1"},
+      {"\x8d", "BINUNICODE8 (it needs 8"},    {"C", "SHORT_BINBYTES (it needs 1"},
+      {"B", "BINBYTES (it needs 4"},          {"\x8e", "BINBYTES8 (it needs 8"},
+      {"\x96", "BYTEARRAY8 (it needs 8"},     {"\x80", "PROTO (it needs 1"},
+      {"\x95\x01", "FRAME (it needs 8"},      {"Nq", "BINPUT (it needs 1"},
+      {"Nr\x01", "LONG_BINPUT (it needs 4"},  {"h", "BINGET (it needs 1"},
+      {"j", "LONG_BINGET (it needs 4"},
+  };
+  for (const auto& [body, says] : cases) {
+    const std::string bytes = "\x80\x02"s + body;  // no STOP: the file ends inside the argument
+    const size_t op_at = bytes[2] == 'N' ? 3 : 2;
+    EXPECT_EQ(read(bytes), "ERROR p.pkl: error: byte " + std::to_string(op_at) + ": the file ends inside " + says +
+                               " more bytes, the file has " + std::to_string(bytes.size()) + "): a truncated pickle?")
+        << says;
+  }
+}
+
 // Memo ids far ahead of those put so far live apart from the dense ones until the dense
 // ones reach them: a value put there is still found, and putting it again is no new entry.
 TEST(PickleReader, SparseMemoIdsMeetTheDenseOnes) {
