@@ -5,6 +5,7 @@
 #include "sim/diagnose/fr_analyzer.h"
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <set>
 #include <tuple>
@@ -255,9 +256,37 @@ void fill_divergence(const GroupView& v, int64_t seq, const Classes& classes,
   }
 }
 
+// True when every lane that can say names the same class at seq, told by the symbols
+// class_at's key is made of (equal symbols, equal keys): the common case, where no key
+// is built. False where they differ (the keys, built, may still be equal).
+bool one_class(const GroupView& v, int64_t seq, bool use_names) {
+  using Print = std::array<uint32_t, 7>;
+  std::optional<Print> first;
+  bool variable = false;
+  for (const auto& [r, lane] : v.lanes) {
+    if (!lane.has_dump) continue;
+    Print p{};
+    const FrEntry* e = seq > lane.max_known ? nullptr : entry_at(lane, seq);
+    if (seq > lane.max_known) {
+      p[0] = 1;
+    } else if (!e) {
+      if (!lane.by_seq.empty()) continue;  // older than the ring holds
+      p[0] = 2;
+    } else {
+      if (!first || (*first)[0] != 0) variable = variable_size(e->profiling_name);
+      p = {0, e->profiling_name.id(), variable ? 0 : e->input_sizes().id(), variable ? 0 : e->output_sizes().id(),
+           e->input_dtypes().id(), e->output_dtypes().id(), use_names ? e->op_name().id() : 0};
+    }
+    if (!first) first = p;
+    else if (p != *first) return false;
+  }
+  return true;
+}
+
 std::optional<Divergence> first_divergence(const GroupView& v) {
   for (int64_t seq : seqs_of(v)) {
     const bool use_names = all_named(v, seq);
+    if (one_class(v, seq, use_names)) continue;
     Classes classes;
     std::map<int, const FrEntry*> at;
     for (const auto& [r, lane] : v.lanes) {

@@ -140,6 +140,13 @@ struct SlowGroup {
 };
 std::optional<SlowGroup> find_slow_group(const std::map<int, FrDump>& dumps);
 
+// Both of the above from one alignment of the dumps (the slow group only if asked).
+struct TimingFindings {
+  std::optional<LateArriver> late;
+  std::optional<SlowGroup> slow_group;
+};
+TimingFindings find_timing(const std::map<int, FrDump>& dumps, bool slow_group);
+
 // Group instances whose collectives take far longer than a healthy model expects of
 // a healthy fabric. Only when the caller provides the model (a simulator RunRecord).
 struct ModelSlowLink {

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <functional>
 #include <queue>
+#include <thread>
 #include <tuple>
+#include <unordered_map>
 
 #include "sim/diagnose/fr_analyzer.h"
 
@@ -36,19 +38,20 @@ using Aligned = std::vector<AlignedGroup>;
 Aligned align_completed(const std::map<int, FrDump>& dumps) {
   std::map<std::string, size_t> index;  // group key -> into `out`
   Aligned out;
+  const Sym completed("completed");  // symbols are equal where their texts are: one compare each
   for (const auto& [rank, dump] : dumps) {
-    // This dump's pg names -> its run's place in `out`, the key made once.
-    std::map<std::string, std::pair<size_t, size_t>> of_name;
+    // This dump's pg names (by symbol) -> its run's place in `out`, the key made once.
+    std::unordered_map<uint32_t, std::pair<size_t, size_t>> of_name;
     for (const FrEntry& e : dump.entries) {
-      if (e.is_p2p || e.state != "completed" || e.collective_seq_id < 0) continue;
+      if (e.is_p2p || e.state != completed || e.collective_seq_id < 0) continue;
       const FrGroup* g = group_config(dump, e.pg_name());
-      auto named = of_name.find(e.pg_name());
+      auto named = of_name.find(e.pg_name().id());
       if (named == of_name.end()) {
         std::vector<int> members = g ? g->ranks : std::vector<int>{};
         auto [it, fresh] = index.emplace(e.pg_name() + format_ranks(members), out.size());
         if (fresh) out.push_back({GroupInfo{e.pg_name(), "", std::move(members)}, {}});
         out[it->second].runs.push_back({rank, {}});
-        named = of_name.emplace(e.pg_name(), std::pair(it->second, out[it->second].runs.size() - 1)).first;
+        named = of_name.emplace(e.pg_name().id(), std::pair(it->second, out[it->second].runs.size() - 1)).first;
       }
       AlignedGroup& ag = out[named->second.first];
       ag.info.desc = e.pg_desc().empty() && g ? g->desc : e.pg_desc();
@@ -109,10 +112,7 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
-}  // namespace
-
-std::optional<LateArriver> find_late_arriver(const std::map<int, FrDump>& dumps) {
-  const Aligned aligned = align_completed(dumps);
+std::optional<LateArriver> late_arriver_of(const Aligned& aligned) {
   std::map<int, int> late;
   std::map<int, double> lag_ms;
   int compared = 0;
@@ -146,8 +146,7 @@ std::optional<LateArriver> find_late_arriver(const std::map<int, FrDump>& dumps)
   return best;
 }
 
-std::optional<SlowGroup> find_slow_group(const std::map<int, FrDump>& dumps) {
-  const Aligned aligned = align_completed(dumps);
+std::optional<SlowGroup> slow_group_of(const Aligned& aligned) {
   std::map<size_t, double> busbw;  // per group (index into `aligned`, in key order), GB/s
   for (size_t key = 0; key < aligned.size(); ++key) {
     std::vector<double> samples;
@@ -188,6 +187,31 @@ std::optional<SlowGroup> find_slow_group(const std::map<int, FrDump>& dumps) {
     worst = g;
   }
   return worst;
+}
+
+}  // namespace
+
+std::optional<LateArriver> find_late_arriver(const std::map<int, FrDump>& dumps) {
+  return late_arriver_of(align_completed(dumps));
+}
+
+std::optional<SlowGroup> find_slow_group(const std::map<int, FrDump>& dumps) {
+  return slow_group_of(align_completed(dumps));
+}
+
+// One alignment for both; the two read it at once, each on its own thread, so their
+// answers are the same as the two alone.
+TimingFindings find_timing(const std::map<int, FrDump>& dumps, bool slow_group) {
+  const Aligned aligned = align_completed(dumps);
+  TimingFindings out;
+  if (!slow_group) {
+    out.late = late_arriver_of(aligned);
+    return out;
+  }
+  std::thread late([&] { out.late = late_arriver_of(aligned); });
+  out.slow_group = slow_group_of(aligned);
+  late.join();
+  return out;
 }
 
 }  // namespace fleetsim::diagnose

@@ -23,6 +23,25 @@ uint64_t cost_of(const Node& n) {
   return kValueCost;
 }
 
+// Spends the scalar items of container `list` (a dict's when `dict`) from `next` on,
+// as the walk would visit them, up to the first item it must visit itself: a container
+// value, a key that is not a string, or a value past the budget (the walk then finds
+// the error at the same byte). Returns where it stopped. Only below a walk's root, where
+// no key is omitted and nothing is built: a leaf container costs no path frame.
+size_t spend_scalars(const Node* nodes, std::span<const uint32_t> list, bool dict, size_t next, uint64_t& spent,
+                     uint64_t budget) {
+  const size_t step = dict ? 2 : 1;
+  for (; next + step <= list.size(); next += step) {
+    if (dict && !nodes[list[next]].is_string()) break;
+    const Node& value = nodes[list[next + step - 1]];
+    if (value.kind != Kind::kScalar) break;
+    const uint64_t cost = cost_of(value);
+    if (spent + cost > budget) break;
+    spent += cost;
+  }
+  return next;
+}
+
 }  // namespace
 
 std::optional<std::string> key_text(const Node& n) {
@@ -161,6 +180,8 @@ bool Machine::walk(uint32_t root, std::string_view omit_key, json* out, EntrySlo
   while (!path.empty()) {
     WalkFrame& f = path.back();
     const Node& n = nodes_[f.node];
+    if (!f.build && path.size() > 1)
+      f.next = spend_scalars(nodes_.data(), items(n), n.kind == Kind::kDict, f.next, spent, budget);
     if (f.next >= n.count) {
       json done = std::move(f.value);
       const bool built = f.build;

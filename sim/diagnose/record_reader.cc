@@ -4,8 +4,10 @@
 // PyTorch writes as strings in one version and numbers in another are accepted either
 // way. JSON errors are located at FILE:LINE:COL, pickle ones by path.
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -50,14 +52,44 @@ struct ShapeCache {
   std::unordered_map<size_t, std::vector<Cached>> buckets;
 };
 
-// A pickle's reads by node: each frame's facts, its shapes, and the call of the last
-// frames list read (consecutive entries often list the very same frames).
-struct NodeCaches {
-  std::unordered_map<const void*, FrameFacts> frames;
-  ShapeCache shapes;
-  std::vector<const void*> last_frames;
-  FrCallId last_call;
+// A hash of a value's print (call_of): two lanes, so the multiplies overlap.
+struct PrintHash {
+  size_t operator()(const std::vector<uint64_t>& print) const {
+    constexpr uint64_t kMul = 0x9e3779b97f4a7c15ULL;
+    uint64_t a = print.size(), b = ~a;
+    size_t i = 0;
+    for (; i + 1 < print.size(); i += 2) {
+      a = std::rotl((a ^ print[i]) * kMul, 29);
+      b = std::rotl((b ^ print[i + 1]) * kMul, 31);
+    }
+    if (i < print.size()) a = std::rotl((a ^ print[i]) * kMul, 29);
+    return static_cast<size_t>(hash_mix(a, b));
+  }
 };
+
+// A pickle's reads by node, kept for the whole dump: each string node's symbol, its
+// shapes, and the call of each frames list by its print (call_of): most entries share
+// their group, shapes and frames with thousands of others.
+struct NodeCaches {
+  std::vector<Sym> syms;  // by node index; "" (the default) is read again: cheap
+  ShapeCache shapes;
+  std::unordered_map<std::vector<uint64_t>, FrCallId, PrintHash> calls;
+  std::vector<uint64_t> print;  // the print being made (no allocation per entry)
+};
+
+// A slot value as a symbol: a string as it is (interned from its view), null as "", else
+// its JSON (an integer's, the plain decimal nlohmann writes, without building the JSON).
+Sym as_sym(const SlotValue& v) {
+  if (v.is_string()) return Sym(v.get_string());
+  if (v.is_null()) return Sym("");
+  if (v.is_number_integer()) {
+    char buf[24];
+    const std::to_chars_result r = v.is_number_unsigned() ? std::to_chars(buf, buf + sizeof buf, v.get_uint())
+                                                          : std::to_chars(buf, buf + sizeof buf, v.get_int());
+    return Sym(std::string_view(buf, static_cast<size_t>(r.ptr - buf)));
+  }
+  return Sym(v.dump());
+}
 
 // One dump being read: the first value it cannot read becomes a Diagnostic
 // naming its path and what was expected, at the value's FILE:LINE:COL in a
@@ -82,6 +114,11 @@ struct DumpReader {
   // string of decimal digits (PyTorch writes both forms); null or absent
   // reads as `fallback`. Anything else is an error.
   int64_t integer(const SlotValue& v, int64_t fallback, const JsonPath& path) {
+    return integer_at(v, fallback, [&] { return path; });
+  }
+  // As integer, the value's path made by `where` only when there is an error to name.
+  template <class Where>
+  int64_t integer_at(const SlotValue& v, int64_t fallback, const Where& where) {
     if (v.is_null()) return fallback;
     if (v.is_number_unsigned()) {
       if (v.get_uint() <= static_cast<uint64_t>(INT64_MAX)) return static_cast<int64_t>(v.get_uint());
@@ -97,7 +134,7 @@ struct DumpReader {
       const long long x = std::strtoll(s.c_str(), &end, 10);
       if (!s.empty() && end == s.c_str() + s.size() && errno == 0) return x;
     }
-    fail(path, "expected an integer, got " + quote_json(v));
+    fail(where(), "expected an integer, got " + quote_json(v));
     return fallback;
   }
 
@@ -118,6 +155,16 @@ struct DumpReader {
     return v;
   }
 
+  // A slot value as a symbol (as_sym); a pickle's strings interned once per node.
+  Sym sym(const SlotValue& v) {
+    if (!v.arena() || !v.is_string()) return as_sym(v);
+    std::vector<Sym>& syms = nodes.syms;
+    if (v.node_id() >= syms.size()) syms.resize(std::max<size_t>(v.node_id() + 1, syms.size() * 2));
+    Sym& s = syms[v.node_id()];
+    if (s.empty()) s = as_sym(v);
+    return s;
+  }
+
   // A JSON value as an error message quotes it: at most ~200 characters.
   static std::string quote_json(const SlotValue& v) { return clip_value(v.dump()); }
 };
@@ -126,13 +173,6 @@ std::string as_string(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_null()) return "";
   return v.dump();
-}
-
-// A slot value as a symbol: a string as it is (interned from its view), null as "", else its JSON.
-Sym as_sym(const SlotValue& v) {
-  if (v.is_string()) return Sym(v.get_string());
-  if (v.is_null()) return Sym("");
-  return Sym(v.dump());
 }
 
 std::string field_string(const json& obj, const char* key) {
@@ -238,33 +278,24 @@ FrameFacts frame_facts(const SlotValue& f) {
 }
 
 // The call a frames list names: the first frame's name, and the first site, step and
-// condition any frame carries. A pickle's frames are read once per node (`cache`).
-FrCall read_frames(const SlotValue& frames, std::unordered_map<const void*, FrameFacts>* cache) {
+// condition any frame carries.
+FrCall read_frames(const SlotValue& frames) {
   FrCall out;
   if (!frames || !frames.is_array()) return out;
   for (size_t i = 0; i < frames.size(); ++i) {
-    const SlotValue f = frames.item(i);
-    FrameFacts fresh;
-    const FrameFacts* facts = &fresh;
-    if (cache) {
-      auto [it, added] = cache->try_emplace(f.identity());
-      if (added) it->second = frame_facts(f);
-      facts = &it->second;
-    } else {
-      fresh = frame_facts(f);
-    }
-    if (i == 0) out.op_name = facts->name;
-    if (out.site.empty()) out.site = facts->site;
-    if (out.step < 0) out.step = facts->step;
-    if (out.when.empty()) out.when = facts->when;
+    const FrameFacts facts = frame_facts(frames.item(i));
+    if (i == 0) out.op_name = facts.name;
+    if (out.site.empty()) out.site = facts.site;
+    if (out.step < 0) out.step = facts.step;
+    if (out.when.empty()) out.when = facts.when;
   }
   return out;
 }
 
 // An entry's slot as a symbol: a string as it is, null or absent as "", else its JSON.
-Sym slot_sym(const EntrySlots& e, EntryKey k) {
+Sym slot_sym(const EntrySlots& e, EntryKey k, DumpReader& rd) {
   const SlotValue v = e.find(k);
-  return v ? as_sym(v) : Sym("");
+  return v ? rd.sym(v) : Sym("");
 }
 
 bool slot_bool(const EntrySlots& e, EntryKey k) {
@@ -313,53 +344,81 @@ FrShapeId shape_of(const EntrySlots& e, ShapeCache& cache, bool by_view) {
   return id;
 }
 
-// The call an entry's frames name; a pickle's read by node, the last list's call reused.
-FrCallId call_of(const EntrySlots& e, DumpReader& rd) {
-  const SlotValue frames = e.find(kKeyFrames);
-  if (!e.arena) return FrCallId(read_frames(frames, nullptr));
-  std::vector<const void*>& last = rd.nodes.last_frames;
-  const bool listed = frames && frames.is_array();
-  bool same = listed && frames.size() == last.size();
-  for (size_t i = 0; same && i < last.size(); ++i) same = frames.item(i).identity() == last[i];
-  if (same) return rd.nodes.last_call;
-  last.clear();
-  for (size_t i = 0; listed && i < frames.size(); ++i) last.push_back(frames.item(i).identity());
-  if (!listed) last.push_back(nullptr);  // no list: matches no list that follows
-  rd.nodes.last_call = FrCallId(read_frames(frames, &rd.nodes.frames));
-  return rd.nodes.last_call;
+// Appends to `out` a print of pickle value `v` that tells its content exactly: strings
+// by symbol, numbers by type and bits, containers by kind, size and items (a dict's
+// keys too). False for a value not printed so (bytes, or nested past `depth`).
+bool print_value(const SlotValue& v, DumpReader& rd, std::vector<uint64_t>& out, int depth) {
+  using pickle_detail::Kind;
+  using pickle_detail::Scalar;
+  const pickle_detail::Node& n = *v.node();
+  auto word = [](uint64_t tag, uint32_t low) { return tag << 32 | low; };  // a tag and 32 bits, one word
+  if (n.kind != Kind::kScalar) {
+    if (depth == 0) return false;
+    out.push_back(word(16 + static_cast<uint64_t>(n.kind), n.count));
+    for (uint32_t id : v.arena()->items_of(n))
+      if (!print_value(SlotValue(v.arena(), id), rd, out, depth - 1)) return false;
+    return true;
+  }
+  switch (n.type) {
+    case Scalar::kNull: out.push_back(word(1, 0)); return true;
+    case Scalar::kBool: out.push_back(word(2, n.flag)); return true;
+    case Scalar::kString: out.push_back(word(3, rd.sym(v).id())); return true;
+    case Scalar::kInt:
+    case Scalar::kUint:
+    case Scalar::kFloat:
+      out.push_back(word(4 + static_cast<uint64_t>(n.type), 0));
+      out.push_back(n.num.u);
+      return true;
+    case Scalar::kBytes: return false;
+  }
+  return false;
 }
 
-FrEntry parse_entry(const EntrySlots& e, DumpReader& rd, const JsonPath& at) {
+// The call an entry's frames name; a pickle's cached by the frames' print, so each
+// distinct frames list is read once per dump.
+FrCallId call_of(const EntrySlots& e, DumpReader& rd) {
+  const SlotValue frames = e.find(kKeyFrames);
+  if (!e.arena) return FrCallId(read_frames(frames));
+  std::vector<uint64_t>& print = rd.nodes.print;
+  print.clear();
+  if (frames && !print_value(frames, rd, print, 8)) return FrCallId(read_frames(frames));
+  auto& calls = rd.nodes.calls;
+  if (auto it = calls.find(print); it != calls.end()) return it->second;
+  if (calls.size() > 65536) calls.clear();  // a bound for dumps whose every entry differs
+  return calls.emplace(print, FrCallId(read_frames(frames))).first->second;
+}
+
+// Entry `index` of the dump's `entries` list, from its slots. Paths are made only to
+// name an error.
+FrEntry parse_entry(const EntrySlots& e, DumpReader& rd, size_t index) {
+  auto path_of = [index](EntryKey k) {
+    return JsonPath{{"entries", 0}, {"", index}, {std::string(kEntryKeyNames[k]), 0}};
+  };
   auto field_int = [&](EntryKey k, int64_t fallback) {
     const SlotValue v = e.find(k);
     if (!v) return fallback;
-    JsonPath path = at;
-    path.push_back({std::string(kEntryKeyNames[k]), 0});
-    return rd.integer(v, fallback, path);
+    return rd.integer_at(v, fallback, [&] { return path_of(k); });
   };
   auto seq = [&](EntryKey k) {
     const int64_t v = field_int(k, -1);
-    if (v < 0 && e.find(k) && !e.find(k).is_null()) {
-      JsonPath path = at;
-      path.push_back({std::string(kEntryKeyNames[k]), 0});
-      rd.fail(path, "a sequence number must be >= 0, got " + std::to_string(v));
-    }
+    if (v < 0 && e.find(k) && !e.find(k).is_null())
+      rd.fail(path_of(k), "a sequence number must be >= 0, got " + std::to_string(v));
     return v;
   };
   FrEntry out;
   (void)field_int(kKeyRecordId, -1);  // checked, not kept: nothing reads it
   FrGroupFacts group;
-  group.pg_id = slot_sym(e, kKeyPgId);
+  group.pg_id = slot_sym(e, kKeyPgId, rd);
   const SlotValue pg = e.find(kKeyProcessGroup);
   if (pg && pg.is_array() && pg.size() > 0) {
-    group.pg_name = as_sym(pg.item(0));
-    if (pg.size() > 1) group.pg_desc = as_sym(pg.item(1));
+    group.pg_name = rd.sym(pg.item(0));
+    if (pg.size() > 1) group.pg_desc = rd.sym(pg.item(1));
   }
   if (group.pg_name.empty()) group.pg_name = group.pg_id;
   out.collective_seq_id = seq(kKeyCollectiveSeqId);
   out.p2p_seq_id = seq(kKeyP2pSeqId);
   out.is_p2p = slot_bool(e, kKeyIsP2p);
-  out.profiling_name = slot_sym(e, kKeyProfilingName);
+  out.profiling_name = slot_sym(e, kKeyProfilingName, rd);
   out.time_created_ns = field_int(kKeyTimeCreated, 0);
   out.time_discovered_started_ns = field_int(kKeyTimeStarted, 0);
   out.time_discovered_completed_ns = field_int(kKeyTimeCompleted, 0);
@@ -367,7 +426,7 @@ FrEntry parse_entry(const EntrySlots& e, DumpReader& rd, const JsonPath& at) {
   if (dur && dur.is_number()) out.set_duration_ms(dur.get_double());
   thread_local ShapeCache json_shapes;  // a JSON dump's values are gone after the entry: copies, kept per thread
   out.set_shape(e.arena ? shape_of(e, rd.nodes.shapes, true) : shape_of(e, json_shapes, false));
-  out.state = slot_sym(e, kKeyState);
+  out.state = slot_sym(e, kKeyState, rd);
   out.retired = slot_bool(e, kKeyRetired);
   group.timeout_ms = field_int(kKeyTimeoutMs, 0);
   out.set_group(group);
@@ -518,7 +577,7 @@ Result<FrDump> read_fr_tree(const json& root, const std::string* text, const std
       if (!e.is_object()) continue;
       EntrySlots slots;
       EntrySlots::from_object(json(e), slots);
-      dump.entries.push_back(parse_entry(slots, rd, {{"entries", 0}, {"", i}}));
+      dump.entries.push_back(parse_entry(slots, rd, i));
     }
   }
   read_status(root, dump, rd);
@@ -535,7 +594,7 @@ Result<FrDump> parse_fr_dump(const std::string& text, const std::string& file, i
     std::vector<FrEntry> entries;
     DumpReader rd{nullptr, file, std::nullopt, {}};
     Result<json> rest = read_pickle_entries(text, file, "entries", [&](size_t i, const EntrySlots& e) {
-      entries.push_back(parse_entry(e, rd, {{"entries", 0}, {"", i}}));
+      entries.push_back(parse_entry(e, rd, i));
     });
     if (!rest) return rest.errors();
     if (rd.error) return *rd.error;
@@ -545,7 +604,7 @@ Result<FrDump> parse_fr_dump(const std::string& text, const std::string& file, i
   // into an FrEntry from its slots, never built as a tree.
   std::vector<FrEntry> entries;
   DumpReader rd{&text, file, std::nullopt, {}};
-  DumpSax sax([&](size_t i, const EntrySlots& e) { entries.push_back(parse_entry(e, rd, {{"entries", 0}, {"", i}})); },
+  DumpSax sax([&](size_t i, const EntrySlots& e) { entries.push_back(parse_entry(e, rd, i)); },
               [&] { entries.clear(); });
   Result<json> parsed = parse_json_with(text, file, [&] {
     json::sax_parse(text, &sax);

@@ -46,7 +46,24 @@ namespace {
 // A value's type as the JSON tree has it: what same_value and hash_value compare first.
 enum class ValueType : uint8_t { kAbsent, kNull, kBool, kInt, kUint, kFloat, kString, kArray, kOther };
 
+// A pickle node's type, read from its kind and scalar type at once.
+ValueType node_type(const Node& n) {
+  if (n.kind == pickle_detail::Kind::kDict) return ValueType::kOther;
+  if (n.kind != pickle_detail::Kind::kScalar) return ValueType::kArray;
+  switch (n.type) {
+    case Scalar::kNull: return ValueType::kNull;
+    case Scalar::kBool: return ValueType::kBool;
+    case Scalar::kInt: return ValueType::kInt;
+    case Scalar::kUint: return ValueType::kUint;
+    case Scalar::kFloat: return ValueType::kFloat;
+    case Scalar::kString: return ValueType::kString;
+    case Scalar::kBytes: return ValueType::kOther;
+  }
+  return ValueType::kOther;
+}
+
 ValueType type_of(const SlotValue& v) {
+  if (const Node* n = v.node()) return node_type(*n);
   if (!v) return ValueType::kAbsent;
   if (v.is_null()) return ValueType::kNull;
   if (v.is_boolean()) return ValueType::kBool;

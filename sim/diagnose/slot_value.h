@@ -59,6 +59,8 @@ class SlotValue {
   // The same pointer for the same value: a JSON value's address, a pickle node's entry.
   const void* identity() const { return json_ ? static_cast<const void*>(json_) : node(); }
   const pickle_detail::Node* node() const { return arena_ ? &arena_->node(node_) : nullptr; }
+  const pickle_detail::PickleArena* arena() const { return arena_; }  // a pickle node's, else null
+  uint32_t node_id() const { return node_; }  // a pickle node's index in its arena
 
  private:
   using Kind = pickle_detail::Kind;

@@ -47,12 +47,13 @@ WalkContext::WalkContext(const Record& r, const HealthyModel* healthy) : rec(r) 
   crashed = find_crashed_ranks(rec.log_lines);
   net_errors = find_network_error_ranks(rec.log_lines);
   trend = read_step_trend(rec.steps);
-  late = find_late_arriver(rec.dumps);
   window = find_slow_window(rec.steps);
   if (window) window_who = window_culprits(*window, rec.steps, rec.telemetry, rank_count());
   rotating = find_rotating_stalls(rec.steps);
   model = check_against_model(rec, healthy);
-  if (!model.loaded) slow_group = find_slow_group(rec.dumps);
+  TimingFindings timing = find_timing(rec.dumps, !model.loaded);
+  late = timing.late;
+  slow_group = std::move(timing.slow_group);
   settle_pairs();
 }
 
