@@ -2,13 +2,17 @@
 // (sim/model/nccl_model.h) on a preset fabric, plus the (algo, proto) NCCL picks.
 // Columns and bandwidth definitions follow NVIDIA/nccl-tests doc/PERFORMANCE.md
 // (algbw = S/t, busbw = algbw x 2(n-1)/n for all-reduce, ...; GB/s = 1e9 B/s).
+// `--calibration FILE` applies a calibration's `nccl:` section as a scenario does.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/cli/commands.h"
 #include "sim/io/units.h"
+#include "sim/model/calibration.h"
 #include "sim/model/nccl_model.h"
 
 namespace fleetsim::cli {
@@ -24,6 +28,8 @@ struct CollectivesArgs {
   double step_factor = 2.0;
   std::string algo, proto;
   std::string version = "2.30";
+  bool version_given = false;
+  std::string calibration;  // a calibration file whose `nccl:` section is applied
   std::string dtype = "float";
   std::string format = "table";
   std::string timing = "exec";
@@ -51,8 +57,9 @@ int fail(const std::string& message) {
   return 2;
 }
 
-// Preset + --nodes/--gpus-per-node + --set edits. Returns "" or what was wrong.
-std::string build_fabric(const CollectivesArgs& a, nccl::Fabric* f) {
+// Preset + --nodes/--gpus-per-node + the calibration's figures (`cal`, may be
+// null) + --set edits. Returns "" or what was wrong.
+std::string build_fabric(const CollectivesArgs& a, const NcclCalibration* cal, nccl::Fabric* f) {
   auto p = nccl::fabric_preset(a.system);
   if (!p) return "unknown system '" + a.system + "' (expected one of " + std::string(nccl::kPresetNames) + ")";
   *f = *p;
@@ -60,6 +67,7 @@ std::string build_fabric(const CollectivesArgs& a, nccl::Fabric* f) {
   f->nodes = a.nodes;
   if (a.gpus_per_node < 0) return "--gpus-per-node must be >= 1";
   if (a.gpus_per_node > 0) f->gpus_per_node = a.gpus_per_node;
+  if (cal != nullptr) *f = apply_nccl_figures(*cal, *f);
   for (const std::string& kv : a.sets) {
     const size_t eq = kv.find('=');
     if (eq == std::string::npos) return "--set expects KEY=VALUE (got " + quote_value(kv) + ")";
@@ -108,6 +116,18 @@ void print_table(const CollectivesArgs& a, const nccl::Model& m, nccl::Coll coll
   std::printf("#\n");
 }
 
+// The calibration line of the table's header: the figures set and the offset added.
+void print_calibration(const std::string& path, const NcclCalibration& c, double offset_us) {
+  std::string figures;
+  char buf[64];
+  for (const auto& [key, v] : c.figures) {
+    std::snprintf(buf, sizeof buf, "%s%s=%.3f", figures.empty() ? "" : " ", key.c_str(), v);
+    figures += buf;
+  }
+  std::printf("# calibration %s: %s; latency offset %+.2f us per call\n", path.c_str(),
+              figures.empty() ? "no figures fitted" : figures.c_str(), offset_us);
+}
+
 void print_csv(const CollectivesArgs& a, nccl::Coll coll, const std::vector<Row>& rows) {
   const bool reduces = coll == nccl::Coll::kAllReduce || coll == nccl::Coll::kReduce ||
                        coll == nccl::Coll::kReduceScatter;
@@ -139,10 +159,21 @@ int run_collectives(const CollectivesArgs& a) {
   if (!hi) return fail("--max-bytes: expected a size such as 8, 64KiB or 16GiB (got '" + a.max_bytes + "')");
   if (*lo > *hi) return fail("--min-bytes (" + a.min_bytes + ") must not exceed --max-bytes (" + a.max_bytes + ")");
   if (!(a.step_factor > 1.0)) return fail("--step-factor must be > 1");
+  std::optional<NcclCalibration> cal;
+  if (!a.calibration.empty()) {
+    auto c = load_calibration(a.calibration);
+    if (!c.ok()) {  // located: "FILE:LINE:COL: error: ..."
+      std::fprintf(stderr, "%s\n", c.errors().front().to_string().c_str());
+      return 2;
+    }
+    if (!c->nccl) return fail("--calibration: " + a.calibration + " has no `nccl:` section (expected a file of "
+                              "`fleetsim calibrate --backend nccl` or `--from-nccl-tests`)");
+    cal = c->nccl;
+  }
   nccl::Fabric fabric;
-  if (std::string e = build_fabric(a, &fabric); !e.empty()) return fail(e);
+  if (std::string e = build_fabric(a, cal ? &*cal : nullptr, &fabric); !e.empty()) return fail(e);
   nccl::Options o;
-  o.version = a.version;
+  o.version = cal && !a.version_given ? cal->version : a.version;
   o.algo = a.algo;
   o.proto = a.proto;
   o.timing = a.timing;
@@ -150,6 +181,9 @@ int run_collectives(const CollectivesArgs& a) {
   auto model = nccl::Model::create(fabric, o);
   if (!model.ok()) return fail(model.errors().front().message);
   const GroupShape shape = model->full_shape();
+  // The calibration's latency offset for this collective (none if it measured other ones).
+  const std::optional<OpKind> op = collective_from_name(nccl::coll_name(*coll));
+  const double offset_us = cal && op ? cal->offset_us(*op) : 0.0;
   const bool per_rank = *coll == nccl::Coll::kAllGather || *coll == nccl::Coll::kReduceScatter ||
                         *coll == nccl::Coll::kAllToAll;
   const int64_t unit = type_size * (per_rank ? shape.ranks : 1);  // nccl-tests aligns S to this
@@ -164,12 +198,17 @@ int run_collectives(const CollectivesArgs& a) {
       return fail("no algorithm/protocol left for " + std::string(nccl::coll_name(*coll)) + " with --algo '" +
                   a.algo + "' --proto '" + a.proto + "' (NCCL would fail this call)");
     }
+    if (cal) r.e.time_us = std::max(0.0, r.e.time_us + offset_us);
     r.algbw = static_cast<double>(r.size) / (r.e.time_us * 1e3);
     r.busbw = r.algbw * nccl::busbw_factor(*coll, shape.ranks);
     rows.push_back(r);
   }
-  if (a.format == "csv") print_csv(a, *coll, rows);
-  else print_table(a, *model, *coll, rows);
+  if (a.format == "csv") {
+    print_csv(a, *coll, rows);
+    return 0;
+  }
+  if (cal) print_calibration(a.calibration, *cal, offset_us);
+  print_table(a, *model, *coll, rows);
   return 0;
 }
 
@@ -188,7 +227,10 @@ void register_collectives_command(CLI::App& app, int* exit_code) {
   sub->add_option("--step-factor,-f", args->step_factor, "Size multiplier between rows (nccl-tests' -f)");
   sub->add_option("--algo", args->algo, "NCCL_ALGO list, e.g. ring,tree or ^nvls");
   sub->add_option("--proto", args->proto, "NCCL_PROTO list, e.g. ll,ll128 or ^ll128");
-  sub->add_option("--nccl-version", args->version, "NCCL release whose constants to use (2.18 ... 2.30)");
+  sub->add_option("--nccl-version", args->version,
+                  "NCCL release whose constants to use (2.18 ... 2.30; default 2.30, or the --calibration file's)");
+  sub->add_option("--calibration", args->calibration,
+                  "Calibration file (`fleetsim calibrate`): its fabric figures, NCCL constants and this op's offset");
   sub->add_option("--dtype", args->dtype, "Element type (float, half, bfloat16, double, int8, ...)");
   sub->add_option("--format", args->format, "table (nccl-tests style) or csv");
   sub->add_option("--timing", args->timing, "exec (execution model, default) or tuning (NCCL's own lat + S/bw)");
@@ -196,7 +238,10 @@ void register_collectives_command(CLI::App& app, int* exit_code) {
                   "GPUs one host thread drives (nccl-tests' -g; default 1 = one process per GPU)");
   sub->add_option("--set", args->sets, "Edit a fabric figure, KEY=VALUE (e.g. nic_bandwidth=200Gb/s)")
       ->allow_extra_args(false);
-  sub->callback([args, exit_code]() { *exit_code = run_collectives(*args); });
+  sub->callback([args, exit_code, sub]() {
+    args->version_given = sub->count("--nccl-version") > 0;
+    *exit_code = run_collectives(*args);
+  });
 }
 
 }  // namespace fleetsim::cli

@@ -9,11 +9,15 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "sim/model/calibration.h"
 #include "sim/model/nccl_model.h"
+#include "validate/calibrate_from_logs.h"
 
 namespace fleetsim::nccl {
 namespace {
@@ -62,7 +66,19 @@ struct Case {
   const char* not_met;  // nullptr: bounds asserted; else why the table is reported only
   const char* version = "2.30";  // NCCL constants the table is compared with
   int gpus_per_node = 0;         // GPUs per node the table ran on; 0: the preset's 8
+  // The all-reduce table the same cluster published (same source, hosts and
+  // hardware), or nullptr: the table is also scored with the model calibrated
+  // on that sibling as `fleetsim calibrate --from-nccl-tests` calibrates it.
+  const char* sibling_all_reduce = nullptr;
+  // The bound is met by the sibling-calibrated model (not by the model alone,
+  // `not_met` says why) and asserted on it.
+  bool met_calibrated = false;
 };
+
+// The 4 x 8 H100 cluster of ZiyanIshani/vpbenchmarking (hosts g138, g205, g244,
+// g150; 8 x 400 Gb/s IB per node; NCCL 2.24.3): its all-reduce, all-gather,
+// reduce and broadcast tables were run on the same four hosts within two days.
+constexpr const char* kVpbench4x8AllReduce = "h100_4x8_all_reduce_nccl2.24.3.txt";
 
 // Tables by system. Constants of the execution model were fitted on
 // h100_1x8_all_reduce_nccl2.24.3 only; every other table is held out. A table
@@ -89,13 +105,15 @@ const Case kCases[] = {
      "give 2.1-1.5 x: the ring's LL128 looks off on this cluster (NCCL enables it per graph only when the GPU-NIC "
      "path is PXN or closer on sm90; the ring's path is not logged), while the same cluster's all-reduce fits "
      "Tree/LL128 at 256 KiB-1 MiB. Even with LL128 off and 8 x 40 GB/s NICs (plateau 323 GB/s) the median is 18%. "
-     "NCCL's LL128 rule (path <= PXB, or <= PXN on sm90+) keeps it on for a NIC-per-GPU HGX, so it is not modelled"},
+     "NCCL's LL128 rule (path <= PXB, or <= PXN on sm90+) keeps it on for a NIC-per-GPU HGX, so it is not modelled",
+     "2.30", 0, kVpbench4x8AllReduce},
     {"h100_4x8_reduce_nccl2.24.3.txt", "dgx-h100", 4, Coll::kReduce,
      "a ring chain of 31 hops, timed with NCCL's nRanks-hop latency of rings without sameChannels (93 us LL, "
      "142 us LL128): 256 KiB - 4 MiB within 2-26%, but 64-128 KiB 55-68% slow (up to 4 KiB the table takes one "
      "hop, 8-11 us: nccl-tests' back-to-back ops overlap along the chain) and 18-53% fast from 8 MiB (the chain "
      "plateaus at 286 GB/s, 11% below the same NICs' all-gather). The same cluster's broadcast table has the same "
-     "profile, so it is reproducible, not noise"},
+     "profile, so it is reproducible, not noise",
+     "2.30", 0, kVpbench4x8AllReduce},
     {"b200_2x8_all_gather_gke_nccl2.26.6.txt", "hgx-b200", 2, Coll::kAllGather,
      "the table is 4-35x slower than the model from 64 KiB to 256 MiB and has a floor of 246-320 us even at 1-32 KiB "
      "(the model: 28 us at 64 KiB); its times are not monotonic (4 MiB in 934 us, faster than 2 MiB in 1754 us; 32 MiB "
@@ -122,7 +140,8 @@ const Case kCases[] = {
     {"h100_4x8_broadcast_nccl2.24.3.txt", "dgx-h100", 4, Coll::kBroadcast,
      "the reduce table's cluster and profile: a ring chain of 31 hops timed with nRanks-hop latency is 54-70% slow at "
      "64-128 KiB (29-48 us measured, 98-104 modelled) and 29-60% fast from 8 MiB; the chain plateaus at 286 GB/s "
-     "(201.6 at 512 MiB, below 256 MiB's 230) against the model's 376 (8 x 48 GB/s NICs)"},
+     "(201.6 at 512 MiB, below 256 MiB's 230) against the model's 376 (8 x 48 GB/s NICs)",
+     "2.30", 0, kVpbench4x8AllReduce},
     {"h100_1x8_reduce_scatter_xxrjun_nccl2.28.7.txt", "dgx-h100", 1, Coll::kReduceScatter, nullptr},
     {"h100_1x8_all_gather_xxrjun_nccl2.28.7.txt", "dgx-h100", 1, Coll::kAllGather, nullptr},
     // A second operator's A100 tables, one process per GPU, rows from 32 MiB: held out like the
@@ -152,26 +171,57 @@ Errors errors_of(std::vector<double> e) {
   return out;
 }
 
-Errors compare(const Case& c, const Published& p, const std::string& timing) {
+// The model on `c`'s machine, or with `cal` (nullptr: none) applied as a
+// scenario's `calibration:` applies it: its fabric figures set on the preset,
+// its NCCL constants, and its latency offset for `c`'s collective only (a
+// calibration holds one per measured collective; others get none).
+Errors compare(const Case& c, const Published& p, const std::string& timing,
+               const NcclCalibration* cal = nullptr) {
   auto f = fabric_preset(c.system);
   EXPECT_TRUE(f.has_value());
   f->nodes = c.nodes;
   if (c.gpus_per_node > 0) f->gpus_per_node = c.gpus_per_node;
   Options o;
   o.timing = timing;
-  o.version = c.version;
+  o.version = cal != nullptr ? cal->version : c.version;
   o.gpus_per_thread = p.gpus_per_thread;
-  auto m = Model::create(*f, o);
+  auto m = Model::create(cal != nullptr ? apply_nccl_figures(*cal, *f) : *f, o);
   EXPECT_TRUE(m.ok());
+  const std::optional<OpKind> op = collective_from_name(coll_name(c.coll));
+  const double offset_us = cal != nullptr && op ? cal->offset_us(*op) : 0.0;
   const GroupShape s = m->full_shape();
   std::vector<double> errs;
   for (const Row& r : p.rows) {
     if (r.bytes < 64 * 1024) continue;
-    const Estimate e = m->estimate(c.coll, r.bytes, s);
-    const double busbw = static_cast<double>(r.bytes) / (e.time_us * 1e3) * busbw_factor(c.coll, s.ranks);
+    const double time_us = std::max(0.0, m->estimate(c.coll, r.bytes, s).time_us + offset_us);
+    const double busbw = static_cast<double>(r.bytes) / (time_us * 1e3) * busbw_factor(c.coll, s.ranks);
     errs.push_back(std::abs(busbw - r.busbw) / r.busbw);
   }
   return errors_of(errs);
+}
+
+// `fleetsim calibrate --from-nccl-tests SIBLING --system S --nodes N` through
+// its library function (the leave-one-size-out refits only report, so they are
+// skipped); one fit per sibling table. nullptr (and a failure) if it fails.
+const NcclCalibration* sibling_calibration(const Case& c) {
+  static std::map<std::string, NcclCalibration> fitted;
+  if (c.sibling_all_reduce == nullptr) return nullptr;
+  if (auto it = fitted.find(c.sibling_all_reduce); it != fitted.end()) return &it->second;
+  validate::LogCalibrateSpec spec;
+  spec.files = {std::string(FLEETSIM_SOURCE_DIR) + "/tests/fixtures/nccl-tests/" + c.sibling_all_reduce};
+  spec.system = c.system;
+  spec.nodes = c.nodes;
+  spec.leave_one_out = false;
+  auto r = validate::calibrate_from_nccl_tests(spec);
+  if (!r.ok() || !r->calibration.nccl) {
+    ADD_FAILURE() << c.sibling_all_reduce << ": " << (r.ok() ? "no nccl section" : r.errors()[0].to_string());
+    return nullptr;
+  }
+  return &fitted.emplace(c.sibling_all_reduce, *r->calibration.nccl).first->second;
+}
+
+bool meets_bound(const Case& c, const Errors& e) {
+  return c.nodes == 1 ? e.median <= 0.10 && e.worst <= 0.25 : e.median <= 0.15;
 }
 
 TEST(PublishedTables, BusbwErrorFrom64KiB) {
@@ -180,10 +230,21 @@ TEST(PublishedTables, BusbwErrorFrom64KiB) {
     ASSERT_GE(p.rows.size(), 5u) << c.file;
     const Errors before = compare(c, p, "tuning");
     const Errors after = compare(c, p, "exec");
+    const char* verdict = c.not_met == nullptr ? "" : c.met_calibrated ? "  (met calibrated on the cluster's all-reduce)"
+                                                                       : "  (bounds not met, reported)";
     std::printf("[ published ] %-40s %d node(s) %-9s %2zu sizes  before: median %5.1f%% worst %6.1f%%  "
                 "after: median %5.1f%% worst %6.1f%%%s\n", c.file, c.nodes, coll_name(c.coll), after.n,
-                100 * before.median, 100 * before.worst, 100 * after.median, 100 * after.worst,
-                c.not_met ? "  (bounds not met, reported)" : "");
+                100 * before.median, 100 * before.worst, 100 * after.median, 100 * after.worst, verdict);
+    if (const NcclCalibration* cal = sibling_calibration(c)) {
+      const Errors calibrated = compare(c, p, "exec", cal);
+      std::printf("[ published ]   calibrated on the cluster's all-reduce (%s, NCCL %s constants): median %5.1f%% "
+                  "worst %6.1f%%\n", c.sibling_all_reduce, cal->version.c_str(), 100 * calibrated.median,
+                  100 * calibrated.worst);
+      if (c.met_calibrated) {
+        EXPECT_TRUE(meets_bound(c, calibrated)) << c.file;
+        continue;
+      }
+    }
     if (c.not_met != nullptr) {
       std::printf("[ published ]   not met: %s\n", c.not_met);
       continue;
@@ -215,14 +276,19 @@ TEST(PublishedTables, BusbwErrorFrom64KiB) {
   }
 }
 
-// The tables that are only reported stay listed as failing: if the model comes
-// to meet one, the list must be updated (so the bound is then asserted).
+// The tables that are only reported stay listed as failing: if the model (or,
+// for a table with a sibling all-reduce, the model calibrated on it) comes to
+// meet one, the list must be updated (so the bound is then asserted).
 TEST(PublishedTables, ReportedTablesStillMissTheirBound) {
   for (const Case& c : kCases) {
     if (c.not_met == nullptr) continue;
-    const Errors after = compare(c, read_table(c.file), "exec");
-    const bool met = c.nodes == 1 ? after.median <= 0.10 && after.worst <= 0.25 : after.median <= 0.15;
-    EXPECT_FALSE(met) << c.file << " now meets its bound: assert it";
+    const Published p = read_table(c.file);
+    EXPECT_FALSE(meets_bound(c, compare(c, p, "exec"))) << c.file << " now meets its bound: assert it";
+    if (c.met_calibrated) continue;
+    if (const NcclCalibration* cal = sibling_calibration(c)) {
+      EXPECT_FALSE(meets_bound(c, compare(c, p, "exec", cal)))
+          << c.file << " now meets its bound calibrated on " << c.sibling_all_reduce << ": assert it";
+    }
   }
 }
 
