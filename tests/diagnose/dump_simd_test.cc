@@ -7,8 +7,6 @@
 
 #include <bit>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,6 +15,7 @@
 #include "sim/diagnose/dump_sax.h"
 #include "sim/diagnose/dump_simd.h"
 #include "sim/diagnose/record.h"
+#include "tests/support/files.h"
 
 namespace fleetsim::diagnose {
 namespace {
@@ -60,13 +59,6 @@ json read_with(const std::string& text, bool fast, bool* read = nullptr) {
   return json::array({std::move(sax.root()), std::move(events)});
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 void expect_same(const std::string& text) {
   bool read = false;
   const json fast = read_with(text, true, &read);
@@ -78,9 +70,9 @@ void expect_same(const std::string& text) {
 TEST(DumpSimd, EveryJsonFixtureReadsAsTheSaxPassReadsIt) {
   int files = 0;
   for (const char* dir : {"fr", "real"}) {
-    for (const auto& f : fs::recursive_directory_iterator(fs::path(FLEETSIM_SOURCE_DIR) / "tests" / "fixtures" / dir)) {
+    for (const auto& f : fs::recursive_directory_iterator(test_support::fixture_path(dir))) {
       if (f.path().extension() != ".json") continue;
-      const std::string text = slurp(f.path());
+      const std::string text = test_support::slurp(f.path());
       if (f.path().parent_path().filename() == "malformed") continue;  // below
       SCOPED_TRACE(f.path().string());
       expect_same(text);
