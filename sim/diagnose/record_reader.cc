@@ -546,13 +546,15 @@ Result<FrDump> parse_fr_dump(const std::string& text, const std::string& file, i
   // top-level `entries` list is read into an FrEntry from its slots, never built as a tree.
   std::vector<FrEntry> entries;
   DumpReader rd{&text, file, std::nullopt, {}};
-  const auto on_entry = [&](size_t i, const EntrySlots& e) { entries.push_back(parse_entry(e, rd, {{"entries", 0}, {"", i}})); };
-  if (std::optional<json> fast = read_dump_simd(text, on_entry, [&] { entries.clear(); })) {
+  const auto on_entry = [&](size_t i, const EntrySlots& e) {
+    entries.push_back(parse_entry(e, rd, {{"entries", 0}, {"", i}}));
+  };
+  const auto on_reset = [&] { entries.clear(); };
+  if (std::optional<json> fast = read_dump_simd(text, on_entry, on_reset)) {
     if (rd.error) return *rd.error;
     return read_fr_tree(*fast, &text, file, fallback_rank, std::move(entries));
   }
-  DumpSax sax([&](size_t i, const EntrySlots& e) { entries.push_back(parse_entry(e, rd, {{"entries", 0}, {"", i}})); },
-              [&] { entries.clear(); });
+  DumpSax sax(on_entry, on_reset);
   Result<json> parsed = parse_json_with(text, file, [&] {
     json::sax_parse(text, &sax);
     return std::move(sax.root());
