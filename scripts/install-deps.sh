@@ -3,7 +3,7 @@
 # Safe to run again; needs root (or sudo) on a fresh Debian 12 machine.
 set -euo pipefail
 pkgs=(cmake g++ ninja-build pkg-config libyaml-cpp-dev libcli11-dev libeigen3-dev
-      libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
+      libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libsimdjson-dev
       libopenmpi-dev openmpi-bin time clang-14 libfuzzer-14-dev
       jupyter-nbconvert python3-matplotlib python3-pandas python3-ipykernel python3-venv
       chromium)  # headless, for the report page's browser test (about 50 s to install)

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/diagnose/dump_sax.h"
+#include "sim/diagnose/dump_simd.h"
 #include "sim/diagnose/json_path.h"
 #include "sim/diagnose/pickle_reader.h"
 #include "sim/diagnose/record.h"
@@ -600,12 +601,17 @@ Result<FrDump> parse_fr_dump(const std::string& text, const std::string& file, i
     if (rd.error) return *rd.error;
     return read_fr_tree(*rest, nullptr, file, fallback_rank, std::move(entries));
   }
-  // A SAX pass (dump_sax.h): each object of the top-level `entries` list is read
-  // into an FrEntry from its slots, never built as a tree.
+  // simdjson first, else a SAX pass (dump_simd.h, dump_sax.h): each object of the
+  // top-level `entries` list is read into an FrEntry from its slots, never built as a tree.
   std::vector<FrEntry> entries;
   DumpReader rd{&text, file, std::nullopt, {}};
-  DumpSax sax([&](size_t i, const EntrySlots& e) { entries.push_back(parse_entry(e, rd, i)); },
-              [&] { entries.clear(); });
+  const auto on_entry = [&](size_t i, const EntrySlots& e) { entries.push_back(parse_entry(e, rd, i)); };
+  const auto on_reset = [&] { entries.clear(); };
+  if (std::optional<json> fast = read_dump_simd(text, on_entry, on_reset)) {
+    if (rd.error) return *rd.error;
+    return read_fr_tree(*fast, &text, file, fallback_rank, std::move(entries));
+  }
+  DumpSax sax(on_entry, on_reset);
   Result<json> parsed = parse_json_with(text, file, [&] {
     json::sax_parse(text, &sax);
     return std::move(sax.root());

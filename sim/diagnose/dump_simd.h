@@ -1,0 +1,26 @@
+// The fast JSON read of a flight-recorder dump: simdjson parses the file, and its
+// values are handed out as the SAX pass (dump_sax.h) would hand them: each object of
+// the top-level `entries` list as EntrySlots, everything else as one JSON tree. A file
+// simdjson refuses, or reads differently from nlohmann, is left to the SAX pass.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/diagnose/dump_sax.h"
+
+namespace fleetsim::diagnose {
+
+// The dump's root (the `entries` list holding only its non-object items, as the SAX
+// pass leaves it), with `on_entry` and `on_reset` called as DumpSax calls them; or
+// nullopt when the file is not one simdjson reads exactly as nlohmann's parser: any
+// simdjson error (syntax, numbers past 64 bits, invalid UTF-8, a BOM, too deep) or a
+// "-0" (an integer nlohmann keeps signed). Then neither callback has been called, and
+// the SAX pass must read the file (and word its errors).
+std::optional<nlohmann::json> read_dump_simd(const std::string& text, const DumpSax::EntrySink& on_entry,
+                                             const std::function<void()>& on_reset);
+
+}  // namespace fleetsim::diagnose

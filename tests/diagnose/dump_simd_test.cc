@@ -1,0 +1,176 @@
+// The simdjson dump reader (dump_simd.h) against the SAX pass (dump_sax.h) it stands in
+// for: the same entries' slots, numbered alike, and the same root tree, value types
+// included, on every JSON fixture and on hand-made edge cases; and the files it must
+// leave to the SAX pass (syntax errors, integers past 64 bits, "-0", a BOM) left to it,
+// so their diagnostics stay the SAX pass's.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/diagnose/dump_sax.h"
+#include "sim/diagnose/dump_simd.h"
+#include "sim/diagnose/record.h"
+#include "tests/support/files.h"
+
+namespace fleetsim::diagnose {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+// Equal as trees with the same value types all the way down (json's == calls 1 and 1u equal).
+bool same_tree(const json& a, const json& b) {
+  if (a.type() != b.type()) return false;
+  if (a.is_number_float()) return std::bit_cast<uint64_t>(a.get<double>()) == std::bit_cast<uint64_t>(b.get<double>());
+  if (a.is_array() || a.is_object()) {
+    if (a.size() != b.size()) return false;
+    for (auto ia = a.begin(), ib = b.begin(); ia != a.end(); ++ia, ++ib) {
+      if (a.is_object() && ia.key() != ib.key()) return false;
+      if (!same_tree(*ia, *ib)) return false;
+    }
+    return true;
+  }
+  return a == b;
+}
+
+// One reader's whole account of a file: its root, then each entry as an object of its
+// present slots (keyed by name) with its index, and the resets between.
+json read_with(const std::string& text, bool fast, bool* read = nullptr) {
+  json events = json::array();
+  auto on_entry = [&](size_t i, const EntrySlots& s) {
+    json e = json::object();
+    for (size_t k = 0; k < kEntryKeyCount; ++k)
+      if (s.present[k]) e[std::string(kEntryKeyNames[k])] = s.value[k];
+    events.push_back(json::array({i, std::move(e)}));
+  };
+  auto on_reset = [&] { events.push_back("reset"); };
+  if (fast) {
+    std::optional<json> root = read_dump_simd(text, on_entry, on_reset);
+    if (read) *read = root.has_value();
+    return root ? json::array({std::move(*root), std::move(events)}) : json();
+  }
+  DumpSax sax(on_entry, on_reset);
+  json::sax_parse(text, &sax);
+  return json::array({std::move(sax.root()), std::move(events)});
+}
+
+void expect_same(const std::string& text) {
+  bool read = false;
+  const json fast = read_with(text, true, &read);
+  ASSERT_TRUE(read) << "left to the SAX pass: " << text.substr(0, 200);
+  const json sax = read_with(text, false);
+  EXPECT_TRUE(same_tree(fast, sax)) << "fast: " << fast.dump().substr(0, 400) << "\nsax:  " << sax.dump().substr(0, 400);
+}
+
+TEST(DumpSimd, EveryJsonFixtureReadsAsTheSaxPassReadsIt) {
+  int files = 0;
+  for (const char* dir : {"fr", "real"}) {
+    for (const auto& f : fs::recursive_directory_iterator(test_support::fixture_path(dir))) {
+      if (f.path().extension() != ".json") continue;
+      const std::string text = test_support::slurp(f.path());
+      if (f.path().parent_path().filename() == "malformed") continue;  // below
+      SCOPED_TRACE(f.path().string());
+      expect_same(text);
+      ++files;
+    }
+  }
+  EXPECT_GT(files, 50);
+}
+
+TEST(DumpSimd, ValueTypesAsNlohmannMakesThem) {
+  // Non-negative integers unsigned (those below 2^63 too), negative ones signed, floats
+  // double (an integral float stays a float), up to the 64-bit bounds.
+  expect_same(R"({"rank":0,"entries":[{"record_id":0,"pg_id":-1,"duration_ms":2.0,"time_created_ns":18446744073709551615,
+    "timeout_ms":-9223372036854775808,"input_sizes":[[1,-2,3.5e-3,1E5,0.1]],"retired":true,"state":null}],
+    "x":{"u":9223372036854775807,"v":9223372036854775808,"f":-0.0,"t":1e-400}})");
+}
+
+TEST(DumpSimd, RepeatedKeysKeepTheLastValue) {
+  expect_same(R"({"entries":[{"record_id":1,"record_id":2,"state":"a","frames":[],"state":"b"}],
+    "pg_config":{"0":{"ranks":[0]},"0":{"ranks":[1]}},"version":"1","version":"2.10"})");
+  // A second `entries` list starts the entries again; a later non-list value is kept in
+  // the tree and resets nothing.
+  expect_same(R"({"entries":[{"record_id":1}],"entries":[{"record_id":2},3,[4],{"record_id":5}],"entries":7})");
+  expect_same(R"({"entries":{"record_id":1},"nested":{"entries":[{"record_id":2}]}})");
+}
+
+TEST(DumpSimd, StringsEscapesAndNonAscii) {
+  expect_same(R"({"entries":[{"profiling_name":"nccl:all_reduce \u00e9\u4e2d\ud83d\ude00 é中😀","frames":[
+    {"name":"a\"b\\c\/d\b\f\n\r\t\u0000e","filename":"\u001f"}],"process_group":["0","dp"]}],"x":"ünï"})");
+}
+
+TEST(DumpSimd, OtherRootsAndEmptyLists) {
+  expect_same(R"([{"entries":[{"record_id":1}]}])");
+  expect_same(R"("text")");
+  expect_same(R"({"entries":[],"pg_config":{},"pg_status":[]})");
+  expect_same(" \n{\"entries\" : [ { } , { \"unknown\" : [1, {\"a\": 2}] } ]}\n ");
+}
+
+TEST(DumpSimd, FilesReadDifferentlyAreLeftToTheSaxPass) {
+  // Past 64 bits nlohmann makes a float; "-0" is its signed 0; it skips a BOM.
+  for (const std::string text : {R"({"entries":[{"record_id":18446744073709551616}]})",
+                                 R"({"entries":[{"pg_id":-9223372036854775809}]})", R"({"entries":[{"pg_id":-0}]})",
+                                 R"({"x":[-0]})", "\xEF\xBB\xBF{\"entries\":[]}"}) {
+    SCOPED_TRACE(text);
+    bool read = true;
+    read_with(text, true, &read);
+    EXPECT_FALSE(read);
+    // and the file still parses, as the SAX pass reads it
+    const Result<FrDump> d = parse_fr_dump(text, "rank_0.json", 0);
+    if (!d.ok()) {
+      EXPECT_EQ(d.errors().front().message.find("malformed JSON"), std::string::npos) << d.errors().front().to_string();
+    }
+  }
+  // A string that looks like a "-0" value leaves the file to the SAX pass too, harmlessly;
+  // PyTorch's point-to-point names ("nccl:recv 1<-0") and other numbers do not.
+  bool read = true;
+  read_with(R"({"version":"a, -0"})", true, &read);
+  EXPECT_FALSE(read);
+  read_with(R"({"x": [1,
+    -0 ]})", true, &read);
+  EXPECT_FALSE(read);
+  expect_same(R"({"version":"2024-01-02","x":-0.5,"y":-0e1,"z":-0E-2,"w":[-0.0],"entries":[
+    {"profiling_name":"nccl:recv 1<-0"},{"profiling_name":"nccl:send 0->1"}]})");
+}
+
+TEST(DumpSimd, MalformedFilesGiveTheSaxPassErrors) {
+  // Each error word for word and place for place as the SAX pass alone gave it.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"entries":[{"record_id":1,}]})",
+       "1:28: error: malformed JSON: syntax error while parsing object key - unexpected '}'; expected string literal"},
+      {R"({"entries":[{"record_id":1}])",
+       "1:29: error: malformed JSON: syntax error while parsing object - unexpected end of input; expected '}'"},
+      {R"({"rank":0,"entries":[{"record_id":1e999}]})", "1:35: error: malformed JSON: number out of range: 1e999"},
+      {"{\"rank\":0,\n \"entries\":[{\"state\":\"a\tb\"}]}",
+       "2:24: error: malformed JSON: syntax error while parsing value - invalid string: control character U+0009 (HT) "
+       "must be escaped to \\u0009 or \\t; last read: '\"a<U+0009>'"},
+      {R"({"rank":0} x)",
+       "1:12: error: malformed JSON: syntax error while parsing value - invalid literal; last read: '0} x'; expected "
+       "end of input"},
+      {R"({"rank":0,"version":"\ud800"})",
+       "1:28: error: malformed JSON: syntax error while parsing value - invalid string: surrogate U+D800..U+DBFF must "
+       "be followed by U+DC00..U+DFFF; last read: '\"\\ud800\"'"},
+      {"{\"rank\":0,\"version\":\"\xff\"}",
+       "1:22: error: malformed JSON: syntax error while parsing value - invalid string: ill-formed UTF-8 byte; last "
+       "read: '\"\xff'"},
+      {"", "1:1: error: malformed JSON: syntax error while parsing value - unexpected end of input; expected '[', '{', "
+           "or a literal"},
+  };
+  for (const auto& [text, error] : cases) {
+    SCOPED_TRACE(text);
+    bool read = true;
+    read_with(text, true, &read);
+    EXPECT_FALSE(read);
+    const Result<FrDump> d = parse_fr_dump(text, "rank_0.json", 0);
+    ASSERT_FALSE(d.ok());
+    EXPECT_EQ(d.errors().front().to_string(), "rank_0.json:" + error);
+  }
+}
+
+}  // namespace
+}  // namespace fleetsim::diagnose
