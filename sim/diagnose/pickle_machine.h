@@ -64,6 +64,8 @@ class Machine {
   void step_rare(uint8_t code);  // the rest, and the refused opcodes
   bool walk(uint32_t root, std::string_view omit_key, nlohmann::json* out, EntrySlots* slots);  // pickle_tree.cc
   bool take_key(WalkFrame& f, std::string_view omit_key);
+  uint64_t walk_budget() const;  // the expansion budget's limit
+  bool quick_walk(uint32_t id, size_t depth, uint64_t budget, uint32_t& height, EntrySlots* slots);
   bool skip_walked(const Node& n, WalkFrame& parent, size_t depth, uint64_t budget);
   uint32_t note_walked(const WalkFrame& f, bool part);
   EntryKey slot_of(uint32_t key);
