@@ -51,7 +51,7 @@ class Machine {
   // Node `id`'s keys that name entry slots (dump_sax.h), their values' nodes filed in
   // `slots` (read in place through the machine's arena); all of it is checked as
   // to_json would, nothing built (a subtree walked whole before is spent at once and
-  // skipped where it would pass).
+  // skipped where it would pass). An entry is walked once by quick_walk where it can.
   // True when `id` is a dict (a value of another kind is checked, its slots left empty).
   Result<bool> to_slots(uint32_t id, EntrySlots& slots);
   // The items of the list or tuple at key `key` of dict `id`; nullopt if there is none.

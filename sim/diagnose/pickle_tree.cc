@@ -1,7 +1,8 @@
 // Copies a value of the node arena out into a JSON tree, iteratively (an explicit
 // path, no recursion): the value a pickle holds, or one item of its biggest list; or
 // fills an entry's slots straight from the arena, building only the values of the
-// keys read. A container that holds itself, a path deeper than the depth bound, or
+// keys read (an entry first by a recursion at most 8 deep, which hands anything else
+// to the iterative walk). A container that holds itself, a path deeper than the depth bound, or
 // shared memo references that would expand past the budget are refused at the byte
 // that made the node, whether the value is built or only walked.
 #include <algorithm>
