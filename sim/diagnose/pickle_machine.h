@@ -51,7 +51,7 @@ class Machine {
   // Node `id`'s keys that name entry slots (dump_sax.h), their values' nodes filed in
   // `slots` (read in place through the machine's arena); all of it is checked as
   // to_json would, nothing built (a subtree walked whole before is spent at once and
-  // skipped where it would pass).
+  // skipped where it would pass). An entry is walked once by quick_walk where it can.
   // True when `id` is a dict (a value of another kind is checked, its slots left empty).
   Result<bool> to_slots(uint32_t id, EntrySlots& slots);
   // The items of the list or tuple at key `key` of dict `id`; nullopt if there is none.
@@ -64,6 +64,8 @@ class Machine {
   void step_rare(uint8_t code);  // the rest, and the refused opcodes
   bool walk(uint32_t root, std::string_view omit_key, nlohmann::json* out, EntrySlots* slots);  // pickle_tree.cc
   bool take_key(WalkFrame& f, std::string_view omit_key);
+  uint64_t walk_budget() const;  // the expansion budget's limit
+  bool quick_walk(uint32_t id, size_t depth, uint64_t budget, uint32_t& height, EntrySlots* slots);
   bool skip_walked(const Node& n, WalkFrame& parent, size_t depth, uint64_t budget);
   uint32_t note_walked(const WalkFrame& f, bool part);
   EntryKey slot_of(uint32_t key);

@@ -1,7 +1,8 @@
 // Copies a value of the node arena out into a JSON tree, iteratively (an explicit
 // path, no recursion): the value a pickle holds, or one item of its biggest list; or
 // fills an entry's slots straight from the arena, building only the values of the
-// keys read. A container that holds itself, a path deeper than the depth bound, or
+// keys read (an entry first by a recursion at most 8 deep, which hands anything else
+// to the iterative walk). A container that holds itself, a path deeper than the depth bound, or
 // shared memo references that would expand past the budget are refused at the byte
 // that made the node, whether the value is built or only walked.
 #include <algorithm>
@@ -85,6 +86,10 @@ json scalar_json(const Node& n) {
   return json(nullptr);
 }
 
+uint64_t Machine::walk_budget() const {
+  return std::min<uint64_t>(UINT64_MAX / 2, limits_.expand_factor * bytes_.size()) + kExpandSlack;
+}
+
 std::optional<std::vector<uint32_t>> Machine::list_at(uint32_t id, std::string_view key) const {
   const Node& dict = nodes_[id];
   if (dict.kind != Kind::kDict) return std::nullopt;
@@ -110,11 +115,78 @@ Result<json> Machine::to_json(uint32_t root, std::string_view omit_key) {
 }
 
 Result<bool> Machine::to_slots(uint32_t root, EntrySlots& slots) {
-  slots.clear();
+  if (slots.arena == &arena_) {
+    slots.present.fill(false);  // filled here before: only nodes were filed, no JSON values
+  } else {
+    slots.clear();
+  }
   arena_ = {nodes_.data(), items_.data()};  // the run is over: neither grows again
   slots.arena = &arena_;
+  const bool dict = nodes_[root].kind == Kind::kDict;
+  if (nodes_[root].kind != Kind::kScalar) {
+    const uint64_t start = spent_;
+    on_path_.resize(nodes_.size(), 0);
+    uint32_t height = 0;
+    if (quick_walk(root, 0, walk_budget(), height, dict ? &slots : nullptr)) return dict;
+    spent_ = start;  // something the quick walk does not take, or an error: the full walk finds it
+    slots.present.fill(false);
+  }
   if (!walk(root, {}, nullptr, &slots)) return *error_;
-  return nodes_[root].kind == Kind::kDict;
+  return dict;
+}
+
+// to_slots' walk of node `id` (a container `depth` containers deep) by recursion, each
+// node visited once: it spends and checks as walk() does and notes the walked subtrees
+// (note_walked), filing `slots` from a dict's keys. False, with no error and the budget
+// to be reset by the caller, where walk() must take over: at any check that would fail,
+// a key that is not a string, or a path deeper than kQuickDepth. What it noted as walked
+// was walked whole without error, so walk() then skips it only where it would pass.
+bool Machine::quick_walk(uint32_t id, size_t depth, uint64_t budget, uint32_t& height, EntrySlots* slots) {
+  constexpr size_t kQuickDepth = 8;
+  const Node& n = nodes_[id];
+  if (on_path_[id] || depth >= limits_.max_depth || depth >= kQuickDepth) return false;
+  const uint64_t before = spent_;
+  spent_ += kValueCost;
+  if (spent_ > budget) return false;
+  on_path_[id] = 1;
+  const std::span<const uint32_t> list = items(n);
+  const size_t step = n.kind == Kind::kDict ? 2 : 1;
+  uint32_t below = 0;
+  bool ok = true;
+  for (size_t k = 0; ok && k + step <= list.size(); k += step) {
+    if (step == 2) {
+      const Node& key = nodes_[list[k]];
+      if (!key.is_string()) { ok = false; break; }
+      if (slots)
+        if (const EntryKey slot = slot_of(list[k]); slot != kEntryKeyCount) {
+          slots->present[slot] = true;
+          slots->node[slot] = list[k + 1];
+        }
+    }
+    const uint32_t vid = list[k + step - 1];
+    const Node& v = nodes_[vid];
+    if (v.kind == Kind::kScalar) {
+      spent_ += cost_of(v);
+      ok = spent_ <= budget;
+    } else if (v.walked_height != 0 && spent_ + v.walked_cost <= budget &&
+               depth + 1 + v.walked_height <= limits_.max_depth) {
+      spent_ += v.walked_cost;  // as skip_walked
+      below = std::max(below, v.walked_height);
+    } else {
+      uint32_t h = 0;
+      ok = quick_walk(vid, depth + 1, budget, h, nullptr);
+      below = std::max(below, h);
+    }
+  }
+  on_path_[id] = 0;
+  if (!ok || list.size() % step != 0) return false;
+  height = below + 1;
+  const uint64_t cost = spent_ - before;
+  if (cost <= UINT32_MAX) {
+    nodes_[id].walked_height = height;
+    nodes_[id].walked_cost = static_cast<uint32_t>(cost);
+  }
+  return true;
 }
 
 // The slot a dict key node names (kEntryKeyCount for none), looked up once per node:
@@ -135,7 +207,7 @@ EntryKey Machine::slot_of(uint32_t key) {
 // With `out`, the whole value is built there. With `slots`, nothing is built: the
 // node of each of `root`'s keys that names a slot is filed in that slot.
 bool Machine::walk(uint32_t root, std::string_view omit_key, json* out, EntrySlots* slots) {
-  const uint64_t budget = std::min<uint64_t>(UINT64_MAX / 2, limits_.expand_factor * bytes_.size()) + kExpandSlack;
+  const uint64_t budget = walk_budget();
   uint64_t& spent = spent_;
   on_path_.resize(nodes_.size(), 0);
   std::vector<uint8_t>& on_path = on_path_;

@@ -75,7 +75,11 @@ struct NodeCaches {
   std::vector<Sym> syms;  // by node index; "" (the default) is read again: cheap
   ShapeCache shapes;
   std::unordered_map<std::vector<uint64_t>, FrCallId, PrintHash> calls;
-  std::vector<uint64_t> print;  // the print being made (no allocation per entry)
+  // The same calls by the frames list's items as nodes (call_of): entries whose frames
+  // are the same memoized nodes (as PyTorch's pickler shares them) are found without
+  // printing them.
+  std::unordered_map<std::vector<uint64_t>, FrCallId, PrintHash> calls_by_node;
+  std::vector<uint64_t> print, by_node;  // the prints being made (no allocation per entry)
 };
 
 // A slot value as a symbol: a string as it is (interned from its view), null as "", else
@@ -377,16 +381,38 @@ bool print_value(const SlotValue& v, DumpReader& rd, std::vector<uint64_t>& out,
 
 // The call an entry's frames name; a pickle's cached by the frames' print, so each
 // distinct frames list is read once per dump.
+// Nodes never change once the run is over, so the same nodes name the same call: the
+// frames list's items by node index are looked up first, then the content's print.
 FrCallId call_of(const EntrySlots& e, DumpReader& rd) {
   const SlotValue frames = e.find(kKeyFrames);
   if (!e.arena) return FrCallId(read_frames(frames));
+  std::vector<uint64_t>& by_node = rd.nodes.by_node;
+  by_node.clear();
+  if (frames) {
+    const pickle_detail::Node& n = *frames.node();
+    by_node.push_back(uint64_t{1 + static_cast<uint32_t>(n.kind)} << 32 | n.count);
+    if (n.kind == pickle_detail::Kind::kScalar) by_node.push_back(frames.node_id());
+    for (uint32_t id : frames.arena()->items_of(n)) by_node.push_back(id);
+  }
+  auto& known = rd.nodes.calls_by_node;
+  if (auto it = known.find(by_node); it != known.end()) return it->second;
+  if (known.size() > 65536) known.clear();  // a bound for dumps whose every entry differs
   std::vector<uint64_t>& print = rd.nodes.print;
   print.clear();
-  if (frames && !print_value(frames, rd, print, 8)) return FrCallId(read_frames(frames));
-  auto& calls = rd.nodes.calls;
-  if (auto it = calls.find(print); it != calls.end()) return it->second;
-  if (calls.size() > 65536) calls.clear();  // a bound for dumps whose every entry differs
-  return calls.emplace(print, FrCallId(read_frames(frames))).first->second;
+  FrCallId call;
+  if (frames && !print_value(frames, rd, print, 8)) {
+    call = FrCallId(read_frames(frames));
+  } else {
+    auto& calls = rd.nodes.calls;
+    if (auto it = calls.find(print); it != calls.end()) {
+      call = it->second;
+    } else {
+      if (calls.size() > 65536) calls.clear();
+      call = calls.emplace(print, FrCallId(read_frames(frames))).first->second;
+    }
+  }
+  known.emplace(by_node, call);
+  return call;
 }
 
 // Entry `index` of the dump's `entries` list, from its slots. Paths are made only to

@@ -75,9 +75,53 @@ ValueType type_of(const SlotValue& v) {
   return ValueType::kOther;  // objects and bytes: compared by their JSON text
 }
 
+// hash_value of a pickle node, read straight from the arena (the same numbers).
+size_t node_hash(const pickle_detail::PickleArena& arena, uint32_t id, size_t h) {
+  const Node& n = arena.node(id);
+  const ValueType t = node_type(n);
+  h = hash_mix(h, static_cast<uint64_t>(t));
+  switch (t) {
+    case ValueType::kArray:
+      for (uint32_t item : arena.items_of(n)) h = node_hash(arena, item, h);
+      return h;
+    case ValueType::kInt: return hash_mix(h, static_cast<uint64_t>(n.num.i));
+    case ValueType::kUint: return hash_mix(h, n.num.u);
+    case ValueType::kString: return hash_mix(h, std::hash<std::string_view>{}(n.text));
+    case ValueType::kBool: return hash_mix(h, n.flag);
+    case ValueType::kOther: return hash_mix(h, std::hash<std::string>{}(SlotValue(&arena, id).dump()));
+    default: return h;
+  }
+}
+
+// same_value of two nodes of one arena, read straight from it: a node is itself.
+bool same_node(const pickle_detail::PickleArena& arena, uint32_t a, uint32_t b) {
+  if (a == b) return true;
+  const Node& x = arena.node(a);
+  const Node& y = arena.node(b);
+  const ValueType t = node_type(x);
+  if (t != node_type(y)) return false;
+  switch (t) {
+    case ValueType::kNull: return true;
+    case ValueType::kBool: return x.flag == y.flag;
+    case ValueType::kInt:
+    case ValueType::kUint:
+    case ValueType::kFloat: return x.num.u == y.num.u;  // floats bit for bit, as memcmp
+    case ValueType::kString: return x.text == y.text;
+    case ValueType::kArray: {
+      if (x.count != y.count) return false;
+      const std::span<const uint32_t> xs = arena.items_of(x), ys = arena.items_of(y);
+      for (size_t i = 0; i < xs.size(); ++i)
+        if (!same_node(arena, xs[i], ys[i])) return false;
+      return true;
+    }
+    default: return SlotValue(&arena, a).dump() == SlotValue(&arena, b).dump();
+  }
+}
+
 }  // namespace
 
 bool same_value(const SlotValue& a, const SlotValue& b) {
+  if (a.arena() && a.arena() == b.arena()) return same_node(*a.arena(), a.node_id(), b.node_id());
   if (a.identity() && a.identity() == b.identity()) return true;
   const ValueType t = type_of(a);
   if (t != type_of(b)) return false;
@@ -104,6 +148,7 @@ bool same_value(const SlotValue& a, const SlotValue& b) {
 }
 
 size_t hash_value(const SlotValue& v, size_t h) {
+  if (v.arena()) return node_hash(*v.arena(), v.node_id(), h);
   const ValueType t = type_of(v);
   h = hash_mix(h, static_cast<uint64_t>(t));
   switch (t) {

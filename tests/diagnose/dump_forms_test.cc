@@ -282,5 +282,37 @@ TEST(DumpForms, ShapeTextsFollowEachEntrysOwnValues) {
   EXPECT_EQ(sizeof(FrEntry), 72u);
 }
 
+// A pickle's entries name their calls and shapes by content, whether their frames are
+// the same memoized nodes as another entry's (as PyTorch's pickler shares frame dicts),
+// the same list node, equal values made anew, or the same nodes in another order.
+TEST(DumpForms, PickleEntriesShareFramesAndShapesByContent) {
+  auto u = [](const std::string& t) {
+    std::string len;
+    for (int k = 0; k < 4; ++k) len += static_cast<char>((t.size() >> (8 * k)) & 0xff);
+    return "X" + len + t;
+  };
+  auto frame = [&](const std::string& name) { return "}(" + u("name") + u(name) + "u"; };
+  auto entry = [&](int seq, const std::string& frames, const std::string& sizes) {
+    return "}(" + u("pg_id") + "K\x00"s + u("collective_seq_id") + "K"s + static_cast<char>(seq) + u("frames") +
+           frames + u("input_sizes") + sizes + "u";
+  };
+  const std::string four = "](](K\x04" "ee";
+  const std::string four_float = "](](G\x40\x10\x00\x00\x00\x00\x00\x00" "ee"s;
+  const std::string entries = entry(1, "]q\x03(" + frame("a") + "q\x01" + frame("b") + "q\x02" "e", four) +
+                              entry(2, "](h\x01h\x02" "e", four_float) + entry(3, "](h\x02h\x01" "e", four) +
+                              entry(4, "](" + frame("a") + frame("b") + "e", four_float) + entry(5, "](h\x01" "e", four) +
+                              entry(6, "h\x03", four) + entry(7, u("x"), four);
+  const FrDump d = parse_ok("\x80\x02}(" + u("rank") + "K\x00"s + u("entries") + "](" + entries + "eu.", "rank_0", 0);
+  ASSERT_EQ(d.entries.size(), 7u);
+  const std::vector<std::string> ops{"a", "a", "b", "a", "a", "a", ""};
+  for (size_t i = 0; i < ops.size(); ++i) EXPECT_EQ(d.entries[i].op_name().str(), ops[i]) << i;
+  EXPECT_EQ(d.entries[0].call(), d.entries[3].call());
+  EXPECT_EQ(d.entries[0].input_sizes(), "[[4]]");
+  EXPECT_EQ(d.entries[1].input_sizes(), "[[4.0]]");
+  EXPECT_EQ(d.entries[2].input_sizes(), "[[4]]");
+  EXPECT_EQ(d.entries[3].input_numel(), 0);
+  EXPECT_EQ(d.entries[4].input_numel(), 4);
+}
+
 }  // namespace
 }  // namespace fleetsim::diagnose

@@ -392,6 +392,38 @@ TEST(PickleReader, SharedSubtreesFailWhereTheyWouldWhenWalkedAgain) {
                                  ": containers nested deeper than 6: refused");
 }
 
+// An entry's own nodes are walked once, by recursion, while its slots are filed; what that
+// walk does not take (a key that is not a string, lists nested past its own depth of 8)
+// or an error inside an entry sends it to the full walk, which reads the same slots and
+// finds the same first error at the same byte as when every node is copied out.
+TEST(PickleReader, EntriesTheOneVisitWalkHandsOnReadAsTheTree) {
+  std::string nested = "K\x07";  // [[[...[7]...]]], ten lists
+  for (int i = 0; i < 10; ++i) nested = "]" + nested + "a";
+  const std::string entries = "}(" + str("state", 1) + str("ok", 2) + "K\x05" + "K\x06" + "u" +  // an int key
+                              "}(" + str("state", 3) + "h\x02" + str("frames", 4) + nested + "u" +
+                              "}(h\x03h\x02" + str("input_sizes", 5) + "}(K\x01](K\x02K\x03" "eu" + "u";
+  const std::string dump = pk("}(" + str("entries", 0) + "](" + entries + "e" + "u");
+  const std::vector<std::string> got = from_slots(dump);
+  EXPECT_EQ(got, from_tree(dump));
+  EXPECT_EQ(got, (std::vector<std::string>{"0.state=\"ok\"", "1.state=\"ok\"", "1.frames=[[[[[[[[[[7]]]]]]]]]]",
+                                           "2.input_sizes={\"1\":[2,3]}", "2.state=\"ok\"", "{}"}));
+  // The depth bound, the budget and a cycle, passed inside one entry's own lists.
+  PickleLimits shallow;
+  shallow.max_depth = 6;
+  const std::string cyclic = pk("}(" + str("entries", 0) + "](}(" + str("frames", 1) + "]](K\x01" "eq\x02h\x02" "a" "aue" + "u");
+  PickleLimits tight;
+  tight.expand_factor = 0;  // 16 MiB of budget: a 17 MB string in an entry passes it
+  const std::string big(17u << 20, 'y');
+  const std::string heavy = pk("}(" + str("entries", 0) + "](}(" + str("frames", 1) + "](K\x01X" +
+                               u32(static_cast<uint32_t>(big.size())) + big + "eue" + "u");
+  for (const auto& [bytes, limits] : std::vector<std::pair<std::string, PickleLimits>>{
+           {dump, shallow}, {cyclic, PickleLimits{}}, {heavy, tight}}) {
+    const std::vector<std::string> failed = from_slots(bytes, limits);
+    EXPECT_EQ(failed, from_tree(bytes, limits));
+    EXPECT_EQ(failed.back().rfind("ERROR p.pkl: error: byte ", 0), 0u) << failed.back();
+  }
+}
+
 // Every question the record reader asks of a slot (slot_value.h) gets the same answer
 // from the pickle's node, read in place, as from the JSON tree the node becomes: past
 // int64, floats, negatives, None, tuples, nested lists, a dict with a repeated key.
