@@ -34,15 +34,22 @@ struct Group {
 // Whether the dump's recorder times its work: then an entry ends `completed`, and a
 // retired one that is not has timed out. Without timing, entries stay `scheduled`
 // and one is retired when done.
+// The states compared per entry, as symbols (equal where their texts are: one compare).
+const Sym& completed_state() {
+  static const Sym s("completed");
+  return s;
+}
+
 bool timing_on(const FrDump& dump) {
+  static const Sym started("started");
   for (const FrEntry& e : dump.entries) {
-    if (e.state == "completed" || e.state == "started") return true;
+    if (e.state == completed_state() || e.state == started) return true;
   }
   return false;
 }
 
 bool finished(const FrEntry& e, const FrStatus* st, bool timed) {
-  if (e.state == "completed") return true;
+  if (e.state == completed_state()) return true;
   if (st && !e.is_p2p) return e.collective_seq_id <= st->last_completed;
   return e.retired && !timed;
 }
@@ -58,15 +65,15 @@ bool p2p_pending(const FrDump& dump) {
 
 // One rank's progress on one group from its pg_status and entries. With no status,
 // the first unfinished entry marks where it stands.
-Progress progress_of(const FrDump& dump, const std::string& name, Group& g) {
+Progress progress_of(const FrDump& dump, const std::string& name, bool timed, Group& g) {
   auto s = dump.status.find(name);
   const FrStatus* st = s == dump.status.end() ? nullptr : &s->second;
   Progress p;
-  const bool timed = timing_on(dump);
+  const Sym name_sym(name);
   int64_t first_open = -1, max_seen = -1, max_done = -1;
   for (const FrEntry& e : dump.entries) {
-    if (e.pg_name() != name || e.is_p2p || e.collective_seq_id < 0) continue;
-    g.op_at.emplace(e.collective_seq_id, e.profiling_name);
+    if (e.pg_name() != name_sym || e.is_p2p || e.collective_seq_id < 0) continue;
+    g.op_at.try_emplace(e.collective_seq_id, e.profiling_name);  // no node made for a seq held
     max_seen = std::max(max_seen, e.collective_seq_id);
     if (finished(e, st, timed)) {
       max_done = std::max(max_done, e.collective_seq_id);
@@ -90,22 +97,31 @@ Progress progress_of(const FrDump& dump, const std::string& name, Group& g) {
 std::map<std::string, Group> collect_groups(const std::map<int, FrDump>& dumps) {
   std::map<std::string, Group> groups;
   for (const auto& [rank, dump] : dumps) {
-    std::set<std::string> in_entries;
-    for (const FrEntry& e : dump.entries) in_entries.insert(e.pg_name());
+    std::vector<Sym> in_entries;  // the group names its entries give, each once (a handful)
+    for (const FrEntry& e : dump.entries) {
+      if (in_entries.empty() || in_entries.back() != e.pg_name()) {
+        if (std::find(in_entries.begin(), in_entries.end(), e.pg_name()) == in_entries.end())
+          in_entries.push_back(e.pg_name());
+      }
+    }
+    const bool timed = timing_on(dump);
     for (const std::string& n : group_names(dump)) {
       const FrGroup* c = group_config(dump, n);
+      const Sym name_sym(n);
       // pg_status keyed by a local pg_id the reader could not map (an empty dump) would
       // land on another group's global name: only the groups the dump names otherwise.
-      if (!c && !in_entries.count(n) && !dump.groups.empty()) continue;
+      const bool in_work = std::find(in_entries.begin(), in_entries.end(), name_sym) != in_entries.end();
+      if (!c && !in_work && !dump.groups.empty()) continue;
       Group& g = groups[n];
       if (c) {
         if (g.members.empty()) g.members = c->ranks;
         if (g.desc.empty()) g.desc = c->desc;
       }
       for (const FrEntry& e : dump.entries) {
-        if (g.desc.empty() && e.pg_name() == n) g.desc = e.pg_desc();
+        if (!g.desc.empty()) break;
+        if (e.pg_name() == name_sym) g.desc = e.pg_desc();
       }
-      g.at[rank] = progress_of(dump, n, g);
+      g.at[rank] = progress_of(dump, n, timed, g);
     }
   }
   for (auto& [n, g] : groups) {
