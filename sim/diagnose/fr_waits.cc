@@ -63,25 +63,48 @@ bool p2p_pending(const FrDump& dump) {
   return false;
 }
 
+// One rank's reading of one group, gathered in one pass over its dump's entries.
+struct Scan {
+  Sym name;
+  Group* g = nullptr;
+  const FrStatus* st = nullptr;
+  int64_t first_open = -1, max_seen = -1, max_done = -1;
+};
+
+// Files one collective entry of the scan's group: its op, and whether it is finished.
+void scan_entry(const FrEntry& e, bool timed, Scan& s) {
+  if (s.g->desc.empty()) s.g->desc = e.pg_desc();  // the first entry's that gives one
+  if (e.is_p2p || e.collective_seq_id < 0) return;
+  s.g->op_at.try_emplace(e.collective_seq_id, e.profiling_name);  // no node made for a seq held
+  s.max_seen = std::max(s.max_seen, e.collective_seq_id);
+  if (finished(e, s.st, timed)) {
+    s.max_done = std::max(s.max_done, e.collective_seq_id);
+    return;
+  }
+  if (s.first_open < 0 || e.collective_seq_id < s.first_open) s.first_open = e.collective_seq_id;
+  if (e.time_created_ns > 0) s.g->created_at[e.collective_seq_id].push_back(e.time_created_ns);
+}
+
+// Every listed group's scan over the dump's entries, in one pass (by group symbol).
+void scan_dump(const FrDump& dump, bool timed, std::vector<Scan>& scans) {
+  Scan* last = nullptr;
+  for (const FrEntry& e : dump.entries) {
+    if (!last || last->name != e.pg_name()) {
+      last = nullptr;
+      for (Scan& s : scans)
+        if (s.name == e.pg_name()) last = &s;
+      if (!last) continue;
+    }
+    scan_entry(e, timed, *last);
+  }
+}
+
 // One rank's progress on one group from its pg_status and entries. With no status,
 // the first unfinished entry marks where it stands.
-Progress progress_of(const FrDump& dump, const std::string& name, bool timed, Group& g) {
-  auto s = dump.status.find(name);
-  const FrStatus* st = s == dump.status.end() ? nullptr : &s->second;
+Progress progress_of(const Scan& s) {
+  const FrStatus* st = s.st;
+  const int64_t first_open = s.first_open, max_seen = s.max_seen, max_done = s.max_done;
   Progress p;
-  const Sym name_sym(name);
-  int64_t first_open = -1, max_seen = -1, max_done = -1;
-  for (const FrEntry& e : dump.entries) {
-    if (e.pg_name() != name_sym || e.is_p2p || e.collective_seq_id < 0) continue;
-    g.op_at.try_emplace(e.collective_seq_id, e.profiling_name);  // no node made for a seq held
-    max_seen = std::max(max_seen, e.collective_seq_id);
-    if (finished(e, st, timed)) {
-      max_done = std::max(max_done, e.collective_seq_id);
-      continue;
-    }
-    if (first_open < 0 || e.collective_seq_id < first_open) first_open = e.collective_seq_id;
-    if (e.time_created_ns > 0) g.created_at[e.collective_seq_id].push_back(e.time_created_ns);
-  }
   if (st) {
     p.enqueued = std::max(st->last_enqueued, max_seen);
     p.completed = st->last_completed;
@@ -105,6 +128,7 @@ std::map<std::string, Group> collect_groups(const std::map<int, FrDump>& dumps) 
       }
     }
     const bool timed = timing_on(dump);
+    std::vector<Scan> scans;
     for (const std::string& n : group_names(dump)) {
       const FrGroup* c = group_config(dump, n);
       const Sym name_sym(n);
@@ -117,12 +141,11 @@ std::map<std::string, Group> collect_groups(const std::map<int, FrDump>& dumps) 
         if (g.members.empty()) g.members = c->ranks;
         if (g.desc.empty()) g.desc = c->desc;
       }
-      for (const FrEntry& e : dump.entries) {
-        if (!g.desc.empty()) break;
-        if (e.pg_name() == name_sym) g.desc = e.pg_desc();
-      }
-      g.at[rank] = progress_of(dump, n, timed, g);
+      auto st = dump.status.find(n);
+      scans.push_back(Scan{name_sym, &g, st == dump.status.end() ? nullptr : &st->second});
     }
+    scan_dump(dump, timed, scans);
+    for (const Scan& s : scans) s.g->at[rank] = progress_of(s);
   }
   for (auto& [n, g] : groups) {
     if (g.members.empty()) {
