@@ -157,7 +157,6 @@ std::optional<std::string> class_at(const Lane& lane, int64_t seq, bool use_name
   return key;
 }
 
-
 bool same_op(const FrEntry* a, const FrEntry* b) {
   return a && b && a->profiling_name == b->profiling_name && sizes_key(*a) == sizes_key(*b) &&
          a->input_dtypes() == b->input_dtypes() &&
@@ -460,41 +459,6 @@ void find_timeouts(const std::map<int, FrDump>& dumps, FrFindings& f) {
 
 }  // namespace
 
-namespace {
-
-// The names a dump gives its groups in entries and pg_status, the empty one aside.
-std::set<std::string> named_in_work(const FrDump& dump) {
-  std::set<std::string> names;
-  for (const FrEntry& e : dump.entries) {
-    if (!e.pg_name().empty()) names.insert(e.pg_name());
-  }
-  for (const auto& [n, st] : dump.status) {
-    if (!n.empty()) names.insert(n);
-  }
-  return names;
-}
-
-}  // namespace
-
-const FrGroup* group_config(const FrDump& dump, const std::string& name) {
-  if (auto g = dump.groups.find(name); g != dump.groups.end()) return &g->second;
-  auto empty = dump.groups.find("");
-  if (name.empty() || empty == dump.groups.end() || dump.groups.size() != 1) return nullptr;
-  const std::set<std::string> named = named_in_work(dump);
-  return named.size() == 1 && *named.begin() == name ? &empty->second : nullptr;
-}
-
-std::vector<std::string> group_names(const FrDump& dump) {
-  std::set<std::string> names = named_in_work(dump);
-  // The empty pg_config name stands for the one group the work names, and for none
-  // when it names several (gloo's pg_config then holds only the last group created).
-  const bool drop_empty = !names.empty();
-  for (const auto& [n, g] : dump.groups) {
-    if (!(drop_empty && n.empty())) names.insert(n);
-  }
-  return std::vector<std::string>(names.begin(), names.end());
-}
-
 FrFindings analyze_fr(const std::map<int, FrDump>& dumps) {
   FrFindings f;
   {
@@ -517,7 +481,7 @@ FrFindings analyze_fr(const std::map<int, FrDump>& dumps) {
       if (std::optional<Divergence> d = first_divergence(v)) f.divergences.push_back(*d);
     }
     f.missing_dumps.assign(missing.begin(), missing.end());
-    groups = {};  // the lanes go before the wait graph and the timing alignment are built
+    groups = {};  // the lanes go before the wait graph is built
   }
   {
     PhaseTimer t("wait graph");
@@ -529,44 +493,11 @@ FrFindings analyze_fr(const std::map<int, FrDump>& dumps) {
   return f;
 }
 
-void keep_last_by_seq(std::vector<const FrEntry*>& entries) {
-  std::stable_sort(entries.begin(), entries.end(), [](const FrEntry* a, const FrEntry* b) {
-    return a->collective_seq_id < b->collective_seq_id;
-  });  // a ring holds them in order already
-  size_t kept = 0;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    if (i + 1 < entries.size() && entries[i + 1]->collective_seq_id == entries[i]->collective_seq_id) continue;
-    entries[kept++] = entries[i];
-  }
-  entries.resize(kept);
-  entries.shrink_to_fit();
-}
-
 void sort_divergences(std::vector<Divergence>& divs) {
   std::stable_sort(divs.begin(), divs.end(), [](const Divergence& a, const Divergence& b) {
     if (a.p2p != b.p2p) return !a.p2p;
     return !a.p2p && more_telling(a, b);
   });
-}
-
-std::string to_string(DivergenceKind kind) {
-  switch (kind) {
-    case DivergenceKind::kPresence: return "not all ranks joined";
-    case DivergenceKind::kType: return "collective type mismatch";
-    case DivergenceKind::kSize: return "size mismatch";
-    case DivergenceKind::kDtype: return "dtype mismatch";
-    case DivergenceKind::kOpName: return "op mismatch";
-  }
-  return "?";
-}
-
-std::string format_ranks(const std::vector<int>& ranks) {
-  std::string s = "[";
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    if (i) s += ", ";
-    s += std::to_string(ranks[i]);
-  }
-  return s + "]";
 }
 
 }  // namespace fleetsim::diagnose
