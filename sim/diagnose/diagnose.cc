@@ -113,6 +113,7 @@ void step_alignment(WalkContext& c) {
 
 Diagnosis diagnose_record(const Record& record, const HealthyModel* model) {
   WalkContext c(record, model);
+  PhaseTimer t("walk and blame");
   step_hang_or_slow(c);
   step_utilization(c);
   step_watchdog(c);
@@ -134,9 +135,13 @@ Diagnosis diagnose_record(const Record& record, const HealthyModel* model) {
 }
 
 Result<Diagnosis> diagnose_dir(const std::string& dir) {
-  Result<Record> rec = read_record(dir);
+  Result<Record> rec = [&] {
+    PhaseTimer t("read");
+    return read_record(dir);
+  }();
   if (!rec) return rec.errors();
   const std::unique_ptr<HealthyModel> model = recorded_model(*rec);
+  PhaseTimer t("diagnosis (all after the read)");
   return diagnose_record(*rec, model.get());
 }
 

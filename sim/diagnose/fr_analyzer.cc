@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <deque>
 #include <set>
 #include <tuple>
 
@@ -48,39 +49,79 @@ struct GroupView {
   std::map<int, Lane> lanes;
 };
 
-void fill_lane(const FrDump& dump, const std::string& name, Lane& lane) {
-  lane.has_dump = true;
-  std::vector<const FrEntry*>& seqs = lane.by_seq;
+// One dump's part of one group: its lane, and the last non-empty description its
+// entries give the group.
+struct DumpPart {
+  GroupView* view = nullptr;
+  Lane* lane = nullptr;
+  Sym entry_desc;
+};
+
+// Files one dump's collective entries into its lanes in one pass over the entries
+// (by group symbol), each lane then sorted by seq with one entry per seq.
+void fill_lanes(const FrDump& dump, std::vector<std::pair<Sym, DumpPart>>& parts) {
+  auto part_of = [&](Sym name) -> DumpPart* {
+    for (auto& [n, part] : parts)
+      if (n == name) return &part;
+    return nullptr;
+  };
+  Sym last_name;
+  DumpPart* last = part_of(last_name);
   for (const FrEntry& e : dump.entries) {
-    if (e.pg_name() != name || e.is_p2p || e.collective_seq_id < 0) continue;
-    seqs.push_back(&e);
-    lane.max_known = std::max(lane.max_known, e.collective_seq_id);
+    if (e.pg_name() != last_name) {
+      last_name = e.pg_name();
+      last = part_of(last_name);
+    }
+    if (!last) continue;
+    if (!e.pg_desc().empty()) last->entry_desc = e.pg_desc();
+    if (e.is_p2p || e.collective_seq_id < 0) continue;
+    last->lane->by_seq.push_back(&e);
+    last->lane->max_known = std::max(last->lane->max_known, e.collective_seq_id);
   }
-  keep_last_by_seq(seqs);
-  auto st = dump.status.find(name);
-  if (st != dump.status.end()) lane.max_known = std::max(lane.max_known, st->second.last_enqueued);
+  for (auto& [n, part] : parts) {
+    Lane& lane = *part.lane;
+    lane.has_dump = true;
+    keep_last_by_seq(lane.by_seq);
+    auto st = dump.status.find(n.str());
+    if (st != dump.status.end()) lane.max_known = std::max(lane.max_known, st->second.last_enqueued);
+    if (part.view->desc.empty()) part.view->desc = part.entry_desc.str();
+  }
 }
 
+// The groups by (name, members), each member's lane filled. A group instance is found
+// by its name and its interned member list (one pointer, shared by every dump naming
+// the same members), not by comparing the lists; the instances are then put in
+// (name, members) order.
 std::vector<GroupView> build_groups(const std::map<int, FrDump>& dumps) {
-  std::map<std::pair<std::string, std::vector<int>>, GroupView> views;
+  std::map<std::pair<std::string, const std::vector<int>*>, size_t> index;
+  std::deque<GroupView> views;  // pointers into it are held while a dump is filed
+  std::vector<std::pair<Sym, DumpPart>> parts;
   for (const auto& [rank, dump] : dumps) {
+    parts.clear();
     for (const std::string& n : group_names(dump)) {
       const FrGroup* g = group_config(dump, n);
-      std::vector<int> members = g ? g->ranks : std::vector<int>{};
-      GroupView& v = views[{n, members}];
-      v.name = n;
-      v.members = members;
-      if (g && !g->desc.empty()) v.desc = g->desc;
-      fill_lane(dump, n, v.lanes[rank]);
-      if (v.desc.empty()) {
-        for (const FrEntry& e : dump.entries) {
-          if (e.pg_name() == n && !e.pg_desc().empty()) v.desc = e.pg_desc();
-        }
+      const std::vector<int>* members = g && !g->ranks.empty() ? &g->ranks.get() : nullptr;
+      auto [it, fresh] = index.emplace(std::pair(n, members), views.size());
+      if (fresh) {
+        views.emplace_back();
+        views.back().name = n;
+        if (members) views.back().members = *members;
       }
+      GroupView& v = views[it->second];
+      if (g && !g->desc.empty()) v.desc = g->desc;
+      parts.emplace_back(Sym(n), DumpPart{&v, &v.lanes[rank], Sym()});
     }
+    fill_lanes(dump, parts);
   }
+  std::vector<size_t> order(views.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::tie(views[a].name, views[a].members) < std::tie(views[b].name, views[b].members);
+  });
   std::vector<GroupView> out;
-  for (auto& [key, v] : views) {
+  out.reserve(views.size());
+  for (size_t i : order) {
+    GroupView& v = views[i];
     if (v.members.empty()) {
       for (const auto& [r, lane] : v.lanes) v.members.push_back(r);
     }
@@ -115,7 +156,6 @@ std::optional<std::string> class_at(const Lane& lane, int64_t seq, bool use_name
   if (use_names) key += "|" + e.op_name();
   return key;
 }
-
 
 bool same_op(const FrEntry* a, const FrEntry* b) {
   return a && b && a->profiling_name == b->profiling_name && sizes_key(*a) == sizes_key(*b) &&
@@ -201,18 +241,70 @@ std::string pick_majority(const Classes& classes, const std::map<int, const FrEn
 
 namespace {
 
-std::set<int64_t> seqs_of(const GroupView& v) {
-  std::set<int64_t> seqs;
+// Every seq a member holds or enqueued last, ascending, each once: a flat vector. Where
+// the seqs are dense (a ring holds consecutive ones) they are marked in a bitmap over
+// their range, one store an entry; sparse ones are sorted.
+std::vector<int64_t> seqs_of(const GroupView& v) {
+  int64_t lo = INT64_MAX, hi = -1;
+  size_t held = 0;
   for (const auto& [r, lane] : v.lanes) {
-    for (const FrEntry* e : lane.by_seq) seqs.insert(e->collective_seq_id);
-    if (lane.max_known >= 0) seqs.insert(lane.max_known);
+    if (!lane.by_seq.empty()) lo = std::min(lo, lane.by_seq.front()->collective_seq_id);
+    if (lane.max_known >= 0) lo = std::min(lo, lane.max_known);
+    hi = std::max(hi, lane.max_known);  // max_known is at least every seq the lane holds
+    held += lane.by_seq.size() + 1;
   }
+  std::vector<int64_t> seqs;
+  if (hi < 0) return seqs;
+  if (static_cast<uint64_t>(hi - lo) < 4 * held + 1024) {
+    std::vector<uint8_t> seen(static_cast<size_t>(hi - lo + 1), 0);
+    for (const auto& [r, lane] : v.lanes) {
+      for (const FrEntry* e : lane.by_seq) seen[static_cast<size_t>(e->collective_seq_id - lo)] = 1;
+      if (lane.max_known >= 0) seen[static_cast<size_t>(lane.max_known - lo)] = 1;
+    }
+    for (size_t i = 0; i < seen.size(); ++i)
+      if (seen[i]) seqs.push_back(lo + static_cast<int64_t>(i));
+    return seqs;
+  }
+  for (const auto& [r, lane] : v.lanes) {
+    for (const FrEntry* e : lane.by_seq) seqs.push_back(e->collective_seq_id);
+    if (lane.max_known >= 0) seqs.push_back(lane.max_known);
+  }
+  std::sort(seqs.begin(), seqs.end());
+  seqs.erase(std::unique(seqs.begin(), seqs.end()), seqs.end());
   return seqs;
 }
 
-bool all_named(const GroupView& v, int64_t seq) {
-  for (const auto& [r, lane] : v.lanes) {
-    const FrEntry* e = entry_at(lane, seq);
+// The group's lanes walked in step with ascending seqs: each lane's entry at the seq in
+// amortized constant time (a cursor per lane), where a binary search per lookup cost a log.
+class LaneCursors {
+ public:
+  explicit LaneCursors(const GroupView& v) {
+    for (const auto& [r, lane] : v.lanes) cursors_.push_back({&lane, 0});
+  }
+  // Moves every cursor to `seq`; seqs must come in ascending order.
+  void advance(int64_t seq) {
+    for (Cursor& c : cursors_) {
+      const std::vector<const FrEntry*>& s = c.lane->by_seq;
+      while (c.pos < s.size() && s[c.pos]->collective_seq_id < seq) ++c.pos;
+      c.at = c.pos < s.size() && s[c.pos]->collective_seq_id == seq ? s[c.pos] : nullptr;
+    }
+  }
+  size_t size() const { return cursors_.size(); }
+  const Lane& lane(size_t i) const { return *cursors_[i].lane; }
+  const FrEntry* at(size_t i) const { return cursors_[i].at; }  // the lane's entry at the seq, or null
+
+ private:
+  struct Cursor {
+    const Lane* lane;
+    size_t pos;
+    const FrEntry* at = nullptr;
+  };
+  std::vector<Cursor> cursors_;
+};
+
+bool all_named(const LaneCursors& lanes) {
+  for (size_t i = 0; i < lanes.size(); ++i) {
+    const FrEntry* e = lanes.at(i);
     if (e && e->op_name().empty()) return false;
   }
   return true;
@@ -259,14 +351,15 @@ void fill_divergence(const GroupView& v, int64_t seq, const Classes& classes,
 // True when every lane that can say names the same class at seq, told by the symbols
 // class_at's key is made of (equal symbols, equal keys): the common case, where no key
 // is built. False where they differ (the keys, built, may still be equal).
-bool one_class(const GroupView& v, int64_t seq, bool use_names) {
+bool one_class(const LaneCursors& lanes, int64_t seq, bool use_names) {
   using Print = std::array<uint32_t, 7>;
   std::optional<Print> first;
   bool variable = false;
-  for (const auto& [r, lane] : v.lanes) {
+  for (size_t i = 0; i < lanes.size(); ++i) {
+    const Lane& lane = lanes.lane(i);
     if (!lane.has_dump) continue;
     Print p{};
-    const FrEntry* e = seq > lane.max_known ? nullptr : entry_at(lane, seq);
+    const FrEntry* e = seq > lane.max_known ? nullptr : lanes.at(i);
     if (seq > lane.max_known) {
       p[0] = 1;
     } else if (!e) {
@@ -284,9 +377,11 @@ bool one_class(const GroupView& v, int64_t seq, bool use_names) {
 }
 
 std::optional<Divergence> first_divergence(const GroupView& v) {
+  LaneCursors cursors(v);
   for (int64_t seq : seqs_of(v)) {
-    const bool use_names = all_named(v, seq);
-    if (one_class(v, seq, use_names)) continue;
+    cursors.advance(seq);
+    const bool use_names = all_named(cursors);
+    if (one_class(cursors, seq, use_names)) continue;
     Classes classes;
     std::map<int, const FrEntry*> at;
     for (const auto& [r, lane] : v.lanes) {
@@ -321,21 +416,33 @@ bool more_telling(const Divergence& a, const Divergence& b) {
 
 void find_timeouts(const std::map<int, FrDump>& dumps, FrFindings& f) {
   for (const auto& [rank, dump] : dumps) {
+    if (dump.entries.empty()) continue;
+    int64_t last = 0;
     for (const FrEntry& e : dump.entries) {
       f.now_ns = std::max({f.now_ns, e.time_created_ns, e.time_discovered_started_ns,
                            e.time_discovered_completed_ns});
-      auto& last = f.last_enqueue_ns[rank];
       last = std::max(last, e.time_created_ns);
     }
+    f.last_enqueue_ns[rank] = last;
   }
+  const Sym completed("completed");  // symbols are equal where their texts are: one compare each
   for (const auto& [rank, dump] : dumps) {
+    Sym status_name;  // the group whose pg_status `status` is (looked up once a run of its entries)
+    const FrStatus* status = nullptr;
+    bool looked = false;
     for (const FrEntry& e : dump.entries) {
+      if (e.state == completed) continue;
       // With timing off an entry stays `scheduled` (and is retired) once done: pg_status
       // says whether its group completed it.
-      auto st = dump.status.find(e.pg_name());
+      if (!looked || e.pg_name() != status_name) {
+        status_name = e.pg_name();
+        auto st = dump.status.find(status_name.str());
+        status = st == dump.status.end() ? nullptr : &st->second;
+        looked = true;
+      }
       const bool done_by_status =
-          !e.is_p2p && st != dump.status.end() && e.collective_seq_id >= 0 && e.collective_seq_id <= st->second.last_completed;
-      if (e.state == "completed" || done_by_status) continue;
+          !e.is_p2p && status && e.collective_seq_id >= 0 && e.collective_seq_id <= status->last_completed;
+      if (done_by_status) continue;
       const bool aged = e.timeout_ms() > 0 && e.time_created_ns > 0 &&
                         f.now_ns - e.time_created_ns > e.timeout_ms() * 1000000;
       if (!e.retired && !aged) continue;
@@ -352,70 +459,38 @@ void find_timeouts(const std::map<int, FrDump>& dumps, FrFindings& f) {
 
 }  // namespace
 
-namespace {
-
-// The names a dump gives its groups in entries and pg_status, the empty one aside.
-std::set<std::string> named_in_work(const FrDump& dump) {
-  std::set<std::string> names;
-  for (const FrEntry& e : dump.entries) {
-    if (!e.pg_name().empty()) names.insert(e.pg_name());
-  }
-  for (const auto& [n, st] : dump.status) {
-    if (!n.empty()) names.insert(n);
-  }
-  return names;
-}
-
-}  // namespace
-
-const FrGroup* group_config(const FrDump& dump, const std::string& name) {
-  if (auto g = dump.groups.find(name); g != dump.groups.end()) return &g->second;
-  auto empty = dump.groups.find("");
-  if (name.empty() || empty == dump.groups.end() || dump.groups.size() != 1) return nullptr;
-  const std::set<std::string> named = named_in_work(dump);
-  return named.size() == 1 && *named.begin() == name ? &empty->second : nullptr;
-}
-
-std::vector<std::string> group_names(const FrDump& dump) {
-  std::set<std::string> names = named_in_work(dump);
-  // The empty pg_config name stands for the one group the work names, and for none
-  // when it names several (gloo's pg_config then holds only the last group created).
-  const bool drop_empty = !names.empty();
-  for (const auto& [n, g] : dump.groups) {
-    if (!(drop_empty && n.empty())) names.insert(n);
-  }
-  return std::vector<std::string>(names.begin(), names.end());
-}
-
 FrFindings analyze_fr(const std::map<int, FrDump>& dumps) {
   FrFindings f;
-  find_timeouts(dumps, f);
-  std::set<int> missing;
-  for (const GroupView& v : build_groups(dumps)) {
-    ++f.groups;
-    for (const auto& [r, lane] : v.lanes) {
-      if (!lane.has_dump && !dumps.count(r)) missing.insert(r);  // a dump without this group is no missing dump
-    }
-    if (std::optional<Divergence> d = first_divergence(v)) f.divergences.push_back(*d);
+  {
+    PhaseTimer t("timeouts");
+    find_timeouts(dumps, f);
   }
-  f.missing_dumps.assign(missing.begin(), missing.end());
-  f.waits = build_wait_graph(dumps);
+  std::set<int> missing;
+  std::vector<GroupView> groups;
+  {
+    PhaseTimer t("divergence alignment");
+    groups = build_groups(dumps);
+  }
+  {
+    PhaseTimer t("divergence search");
+    for (const GroupView& v : groups) {
+      ++f.groups;
+      for (const auto& [r, lane] : v.lanes) {
+        if (!lane.has_dump && !dumps.count(r)) missing.insert(r);  // a dump without this group is no missing dump
+      }
+      if (std::optional<Divergence> d = first_divergence(v)) f.divergences.push_back(*d);
+    }
+    f.missing_dumps.assign(missing.begin(), missing.end());
+    groups = {};  // the lanes go before the wait graph is built
+  }
+  {
+    PhaseTimer t("wait graph");
+    f.waits = build_wait_graph(dumps);
+  }
+  PhaseTimer t_p2p("p2p divergences");
   for (Divergence& d : find_p2p_divergences(dumps)) f.divergences.push_back(std::move(d));
   sort_divergences(f.divergences);
   return f;
-}
-
-void keep_last_by_seq(std::vector<const FrEntry*>& entries) {
-  std::stable_sort(entries.begin(), entries.end(), [](const FrEntry* a, const FrEntry* b) {
-    return a->collective_seq_id < b->collective_seq_id;
-  });  // a ring holds them in order already
-  size_t kept = 0;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    if (i + 1 < entries.size() && entries[i + 1]->collective_seq_id == entries[i]->collective_seq_id) continue;
-    entries[kept++] = entries[i];
-  }
-  entries.resize(kept);
-  entries.shrink_to_fit();
 }
 
 void sort_divergences(std::vector<Divergence>& divs) {
@@ -423,26 +498,6 @@ void sort_divergences(std::vector<Divergence>& divs) {
     if (a.p2p != b.p2p) return !a.p2p;
     return !a.p2p && more_telling(a, b);
   });
-}
-
-std::string to_string(DivergenceKind kind) {
-  switch (kind) {
-    case DivergenceKind::kPresence: return "not all ranks joined";
-    case DivergenceKind::kType: return "collective type mismatch";
-    case DivergenceKind::kSize: return "size mismatch";
-    case DivergenceKind::kDtype: return "dtype mismatch";
-    case DivergenceKind::kOpName: return "op mismatch";
-  }
-  return "?";
-}
-
-std::string format_ranks(const std::vector<int>& ranks) {
-  std::string s = "[";
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    if (i) s += ", ";
-    s += std::to_string(ranks[i]);
-  }
-  return s + "]";
 }
 
 }  // namespace fleetsim::diagnose

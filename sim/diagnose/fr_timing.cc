@@ -2,7 +2,9 @@
 // arrives last at its collectives, and which group moves bytes far slower than its
 // siblings. Bus bandwidth follows nccl-tests: busbw = algbw * 2(n-1)/n for all-reduce.
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <optional>
 #include <functional>
 #include <queue>
 #include <thread>
@@ -35,47 +37,109 @@ struct AlignedGroup {
 // By group key (pg name, then its members), completed collectives only.
 using Aligned = std::vector<AlignedGroup>;
 
+// Where one dump's entries of one group go: the group instance, the run, its config.
+struct RunPlace {
+  size_t group = 0;
+  size_t run = 0;
+  const FrGroup* config = nullptr;  // the group's pg_config entry in this dump, or null
+};
+
 Aligned align_completed(const std::map<int, FrDump>& dumps) {
-  std::map<std::string, size_t> index;  // group key -> into `out`
+  // Group instance by (pg name symbol, interned member list: one pointer per distinct
+  // list) -> into `out`; the text key (name, then members) is printed once an instance.
+  std::map<std::pair<uint32_t, const std::vector<int>*>, size_t> index;
+  std::vector<std::string> keys;
   Aligned out;
   const Sym completed("completed");  // symbols are equal where their texts are: one compare each
   for (const auto& [rank, dump] : dumps) {
     // This dump's pg names (by symbol) -> its run's place in `out`, the key made once.
-    std::unordered_map<uint32_t, std::pair<size_t, size_t>> of_name;
+    std::unordered_map<uint32_t, RunPlace> of_name;
+    uint32_t last_name = UINT32_MAX;
+    RunPlace* place = nullptr;
     for (const FrEntry& e : dump.entries) {
       if (e.is_p2p || e.state != completed || e.collective_seq_id < 0) continue;
-      const FrGroup* g = group_config(dump, e.pg_name());
-      auto named = of_name.find(e.pg_name().id());
-      if (named == of_name.end()) {
-        std::vector<int> members = g ? g->ranks : std::vector<int>{};
-        auto [it, fresh] = index.emplace(e.pg_name() + format_ranks(members), out.size());
-        if (fresh) out.push_back({GroupInfo{e.pg_name(), "", std::move(members)}, {}});
-        out[it->second].runs.push_back({rank, {}});
-        named = of_name.emplace(e.pg_name().id(), std::pair(it->second, out[it->second].runs.size() - 1)).first;
+      if (e.pg_name().id() != last_name) {
+        last_name = e.pg_name().id();
+        auto named = of_name.find(last_name);
+        if (named == of_name.end()) {
+          const FrGroup* g = group_config(dump, e.pg_name());
+          const std::vector<int>* members = g && !g->ranks.empty() ? &g->ranks.get() : nullptr;
+          auto [it, fresh] = index.emplace(std::pair(last_name, members), out.size());
+          if (fresh) {
+            out.push_back({GroupInfo{e.pg_name(), "", members ? *members : std::vector<int>{}}, {}});
+            keys.push_back(e.pg_name() + format_ranks(out.back().info.members));
+          }
+          out[it->second].runs.push_back({rank, {}});
+          named = of_name.emplace(last_name, RunPlace{it->second, out[it->second].runs.size() - 1, g}).first;
+        }
+        place = &named->second;
       }
-      AlignedGroup& ag = out[named->second.first];
-      ag.info.desc = e.pg_desc().empty() && g ? g->desc : e.pg_desc();
-      ag.runs[named->second.second].at.push_back(&e);
+      out[place->group].runs[place->run].at.push_back(&e);
     }
-    for (const auto& [name, place] : of_name) keep_last_by_seq(out[place.first].runs[place.second].at);
+    for (const auto& [name, p] : of_name) {
+      AlignedGroup& ag = out[p.group];
+      std::vector<const FrEntry*>& at = ag.runs[p.run].at;
+      const FrEntry& last = *at.back();  // the group's description: its last entry's, as filed
+      ag.info.desc = last.pg_desc().empty() && p.config ? p.config->desc : last.pg_desc().str();
+      keep_last_by_seq(at);
+    }
   }
-  std::vector<std::pair<std::string, size_t>> order(index.begin(), index.end());
+  std::vector<size_t> order(out.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return keys[a] < keys[b]; });
   Aligned sorted;
-  for (const auto& [key, i] : order) sorted.push_back(std::move(out[i]));
+  for (size_t i : order) sorted.push_back(std::move(out[i]));
   return sorted;
 }
 
+// The distinct seqs of `ag`'s runs, ascending, when they are dense enough that walking
+// every run at every seq costs no more than a few times the entries; else nullopt.
+std::optional<std::vector<int64_t>> dense_seqs(const AlignedGroup& ag) {
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  size_t held = 0;
+  for (const RankRun& r : ag.runs) {
+    if (r.at.empty()) continue;
+    lo = std::min(lo, r.at.front()->collective_seq_id);
+    hi = std::max(hi, r.at.back()->collective_seq_id);
+    held += r.at.size();
+  }
+  if (held == 0) return std::vector<int64_t>{};
+  const uint64_t span = static_cast<uint64_t>(hi - lo) + 1;
+  if (span > 4 * held + 1024 || span * ag.runs.size() > 4 * held + 4096) return std::nullopt;
+  std::vector<uint8_t> seen(span, 0);
+  for (const RankRun& r : ag.runs) {
+    for (const FrEntry* e : r.at) seen[static_cast<size_t>(e->collective_seq_id - lo)] = 1;
+  }
+  std::vector<int64_t> seqs;
+  for (size_t i = 0; i < span; ++i)
+    if (seen[i]) seqs.push_back(lo + static_cast<int64_t>(i));
+  return seqs;
+}
+
 // Calls f(seq, entries of that seq in rank order) for each seq of `ag`, ascending: a
-// merge of the members' runs, each already in seq order.
+// merge of the members' runs, each already in seq order. Dense seqs walk a cursor per
+// run, seq by seq; others merge the runs' heads in a heap (ties in rank order).
 template <class F>
 void for_each_seq(const AlignedGroup& ag, F&& f) {
+  std::vector<std::pair<int, const FrEntry*>> run;
+  if (const std::optional<std::vector<int64_t>> seqs = dense_seqs(ag)) {
+    std::vector<size_t> cursor(ag.runs.size(), 0);
+    for (const int64_t seq : *seqs) {
+      run.clear();
+      for (size_t i = 0; i < ag.runs.size(); ++i) {
+        const std::vector<const FrEntry*>& at = ag.runs[i].at;
+        if (cursor[i] < at.size() && at[cursor[i]]->collective_seq_id == seq) run.emplace_back(ag.runs[i].rank, at[cursor[i]++]);
+      }
+      f(seq, run);
+    }
+    return;
+  }
   using Head = std::pair<int64_t, size_t>;  // (seq at the run's cursor, run) - runs are in rank order
   std::priority_queue<Head, std::vector<Head>, std::greater<>> heads;
   std::vector<size_t> pos(ag.runs.size(), 0);
   for (size_t i = 0; i < ag.runs.size(); ++i) {
     if (!ag.runs[i].at.empty()) heads.emplace(ag.runs[i].at.front()->collective_seq_id, i);
   }
-  std::vector<std::pair<int, const FrEntry*>> run;
   while (!heads.empty()) {
     const int64_t seq = heads.top().first;
     run.clear();
@@ -119,17 +183,24 @@ std::optional<LateArriver> late_arriver_of(const Aligned& aligned) {
   for (const AlignedGroup& ag : aligned) {
     for_each_seq(ag, [&](int64_t, const std::vector<std::pair<int, const FrEntry*>>& at) {
       if (at.size() < 2) return;
-      std::vector<std::pair<int64_t, int>> starts;
+      // The last and second-last starts, by (start, rank): one pass, no sort.
+      using Start = std::pair<int64_t, int>;
+      Start last{INT64_MIN, INT_MIN}, second{INT64_MIN, INT_MIN};
       for (const auto& [r, e] : at) {
-        if (e->time_discovered_started_ns > 0) starts.emplace_back(e->time_discovered_started_ns, r);
+        if (e->time_discovered_started_ns <= 0) return;  // every member's start is needed
+        const Start s(e->time_discovered_started_ns, r);
+        if (s > last) {
+          second = last;
+          last = s;
+        } else if (s > second) {
+          second = s;
+        }
       }
-      if (starts.size() != at.size()) return;
-      std::sort(starts.begin(), starts.end());
       ++compared;
-      const int64_t gap = starts.back().first - starts[starts.size() - 2].first;
+      const int64_t gap = last.first - second.first;
       if (gap <= 0) return;  // a tie: nobody is last
-      ++late[starts.back().second];
-      lag_ms[starts.back().second] += static_cast<double>(gap) / 1e6;
+      ++late[last.second];
+      lag_ms[last.second] += static_cast<double>(gap) / 1e6;
     });
   }
   LateArriver best;
@@ -202,7 +273,11 @@ std::optional<SlowGroup> find_slow_group(const std::map<int, FrDump>& dumps) {
 // One alignment for both; the two read it at once, each on its own thread, so their
 // answers are the same as the two alone.
 TimingFindings find_timing(const std::map<int, FrDump>& dumps, bool slow_group) {
-  const Aligned aligned = align_completed(dumps);
+  const Aligned aligned = [&] {
+    PhaseTimer t("timing alignment");
+    return align_completed(dumps);
+  }();
+  PhaseTimer t("late arriver and slow group");
   TimingFindings out;
   if (!slow_group) {
     out.late = late_arriver_of(aligned);

@@ -34,15 +34,22 @@ struct Group {
 // Whether the dump's recorder times its work: then an entry ends `completed`, and a
 // retired one that is not has timed out. Without timing, entries stay `scheduled`
 // and one is retired when done.
+// The states compared per entry, as symbols (equal where their texts are: one compare).
+const Sym& completed_state() {
+  static const Sym s("completed");
+  return s;
+}
+
 bool timing_on(const FrDump& dump) {
+  static const Sym started("started");
   for (const FrEntry& e : dump.entries) {
-    if (e.state == "completed" || e.state == "started") return true;
+    if (e.state == completed_state() || e.state == started) return true;
   }
   return false;
 }
 
 bool finished(const FrEntry& e, const FrStatus* st, bool timed) {
-  if (e.state == "completed") return true;
+  if (e.state == completed_state()) return true;
   if (st && !e.is_p2p) return e.collective_seq_id <= st->last_completed;
   return e.retired && !timed;
 }
@@ -56,25 +63,48 @@ bool p2p_pending(const FrDump& dump) {
   return false;
 }
 
+// One rank's reading of one group, gathered in one pass over its dump's entries.
+struct Scan {
+  Sym name;
+  Group* g = nullptr;
+  const FrStatus* st = nullptr;
+  int64_t first_open = -1, max_seen = -1, max_done = -1;
+};
+
+// Files one collective entry of the scan's group: its op, and whether it is finished.
+void scan_entry(const FrEntry& e, bool timed, Scan& s) {
+  if (s.g->desc.empty()) s.g->desc = e.pg_desc();  // the first entry's that gives one
+  if (e.is_p2p || e.collective_seq_id < 0) return;
+  s.g->op_at.try_emplace(e.collective_seq_id, e.profiling_name);  // no node made for a seq held
+  s.max_seen = std::max(s.max_seen, e.collective_seq_id);
+  if (finished(e, s.st, timed)) {
+    s.max_done = std::max(s.max_done, e.collective_seq_id);
+    return;
+  }
+  if (s.first_open < 0 || e.collective_seq_id < s.first_open) s.first_open = e.collective_seq_id;
+  if (e.time_created_ns > 0) s.g->created_at[e.collective_seq_id].push_back(e.time_created_ns);
+}
+
+// Every listed group's scan over the dump's entries, in one pass (by group symbol).
+void scan_dump(const FrDump& dump, bool timed, std::vector<Scan>& scans) {
+  Scan* last = nullptr;
+  for (const FrEntry& e : dump.entries) {
+    if (!last || last->name != e.pg_name()) {
+      last = nullptr;
+      for (Scan& s : scans)
+        if (s.name == e.pg_name()) last = &s;
+      if (!last) continue;
+    }
+    scan_entry(e, timed, *last);
+  }
+}
+
 // One rank's progress on one group from its pg_status and entries. With no status,
 // the first unfinished entry marks where it stands.
-Progress progress_of(const FrDump& dump, const std::string& name, Group& g) {
-  auto s = dump.status.find(name);
-  const FrStatus* st = s == dump.status.end() ? nullptr : &s->second;
+Progress progress_of(const Scan& s) {
+  const FrStatus* st = s.st;
+  const int64_t first_open = s.first_open, max_seen = s.max_seen, max_done = s.max_done;
   Progress p;
-  const bool timed = timing_on(dump);
-  int64_t first_open = -1, max_seen = -1, max_done = -1;
-  for (const FrEntry& e : dump.entries) {
-    if (e.pg_name() != name || e.is_p2p || e.collective_seq_id < 0) continue;
-    g.op_at.emplace(e.collective_seq_id, e.profiling_name);
-    max_seen = std::max(max_seen, e.collective_seq_id);
-    if (finished(e, st, timed)) {
-      max_done = std::max(max_done, e.collective_seq_id);
-      continue;
-    }
-    if (first_open < 0 || e.collective_seq_id < first_open) first_open = e.collective_seq_id;
-    if (e.time_created_ns > 0) g.created_at[e.collective_seq_id].push_back(e.time_created_ns);
-  }
   if (st) {
     p.enqueued = std::max(st->last_enqueued, max_seen);
     p.completed = st->last_completed;
@@ -90,23 +120,32 @@ Progress progress_of(const FrDump& dump, const std::string& name, Group& g) {
 std::map<std::string, Group> collect_groups(const std::map<int, FrDump>& dumps) {
   std::map<std::string, Group> groups;
   for (const auto& [rank, dump] : dumps) {
-    std::set<std::string> in_entries;
-    for (const FrEntry& e : dump.entries) in_entries.insert(e.pg_name());
+    std::vector<Sym> in_entries;  // the group names its entries give, each once (a handful)
+    for (const FrEntry& e : dump.entries) {
+      if (in_entries.empty() || in_entries.back() != e.pg_name()) {
+        if (std::find(in_entries.begin(), in_entries.end(), e.pg_name()) == in_entries.end())
+          in_entries.push_back(e.pg_name());
+      }
+    }
+    const bool timed = timing_on(dump);
+    std::vector<Scan> scans;
     for (const std::string& n : group_names(dump)) {
       const FrGroup* c = group_config(dump, n);
+      const Sym name_sym(n);
       // pg_status keyed by a local pg_id the reader could not map (an empty dump) would
       // land on another group's global name: only the groups the dump names otherwise.
-      if (!c && !in_entries.count(n) && !dump.groups.empty()) continue;
+      const bool in_work = std::find(in_entries.begin(), in_entries.end(), name_sym) != in_entries.end();
+      if (!c && !in_work && !dump.groups.empty()) continue;
       Group& g = groups[n];
       if (c) {
         if (g.members.empty()) g.members = c->ranks;
         if (g.desc.empty()) g.desc = c->desc;
       }
-      for (const FrEntry& e : dump.entries) {
-        if (g.desc.empty() && e.pg_name() == n) g.desc = e.pg_desc();
-      }
-      g.at[rank] = progress_of(dump, n, g);
+      auto st = dump.status.find(n);
+      scans.push_back(Scan{name_sym, &g, st == dump.status.end() ? nullptr : &st->second});
     }
+    scan_dump(dump, timed, scans);
+    for (const Scan& s : scans) s.g->at[rank] = progress_of(s);
   }
   for (auto& [n, g] : groups) {
     if (g.members.empty()) {

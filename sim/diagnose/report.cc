@@ -43,6 +43,7 @@ std::string_view to_string(Verdict v) {
 std::string_view to_string(Cause c) { return cause_name(c); }
 
 std::string format_human(const Diagnosis& d) {
+  PhaseTimer t("report");
   std::string out;
   int step = 0;
   for (const Evidence& e : d.evidence) {
@@ -65,6 +66,7 @@ std::string format_human(const Diagnosis& d) {
 }
 
 std::string format_json(const Diagnosis& d) {
+  PhaseTimer t("report");
   nlohmann::ordered_json j;
   j["verdict"] = to_string(d.verdict);
   j["cause"] = to_string(d.cause);

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdio>
 #include <set>
+#include <thread>
 #include <tuple>
 
 namespace fleetsim::diagnose {
@@ -35,7 +36,18 @@ std::string ranks_text(const std::vector<int>& r) {
 }
 
 WalkContext::WalkContext(const Record& r, const HealthyModel* healthy) : rec(r) {
-  fr = analyze_fr(rec.dumps);
+  {
+    PhaseTimer t("model check");
+    model = check_against_model(rec, healthy);
+  }
+  // The timing evidence (its own alignment) on a second thread while the divergence
+  // search runs: each reads the dumps only, so the answers are those of the two in turn.
+  TimingFindings timing;
+  {
+    std::thread timing_thread([&] { timing = find_timing(rec.dumps, !model.loaded); });
+    fr = analyze_fr(rec.dumps);
+    timing_thread.join();
+  }
   util = read_utilization(rec.telemetry);
   watchdogs = find_watchdog_lines(rec.log_lines);
   log_desync = find_log_desync(watchdogs);
@@ -50,8 +62,6 @@ WalkContext::WalkContext(const Record& r, const HealthyModel* healthy) : rec(r) 
   window = find_slow_window(rec.steps);
   if (window) window_who = window_culprits(*window, rec.steps, rec.telemetry, rank_count());
   rotating = find_rotating_stalls(rec.steps);
-  model = check_against_model(rec, healthy);
-  TimingFindings timing = find_timing(rec.dumps, !model.loaded);
   late = timing.late;
   slow_group = std::move(timing.slow_group);
   settle_pairs();

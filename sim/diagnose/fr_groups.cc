@@ -1,0 +1,78 @@
+// The group helpers the flight-recorder analyses share (fr_analyzer.h): which groups a
+// dump names and their pg_config entries, one entry per seq in a member's list, and
+// the texts of kinds and rank lists.
+#include <algorithm>
+#include <set>
+
+#include "sim/diagnose/fr_analyzer.h"
+
+namespace fleetsim::diagnose {
+namespace {
+
+// The names a dump gives its groups in entries and pg_status, the empty one aside.
+std::set<std::string> named_in_work(const FrDump& dump) {
+  std::set<std::string> names;
+  for (const FrEntry& e : dump.entries) {
+    if (!e.pg_name().empty()) names.insert(e.pg_name());
+  }
+  for (const auto& [n, st] : dump.status) {
+    if (!n.empty()) names.insert(n);
+  }
+  return names;
+}
+
+}  // namespace
+
+const FrGroup* group_config(const FrDump& dump, const std::string& name) {
+  if (auto g = dump.groups.find(name); g != dump.groups.end()) return &g->second;
+  auto empty = dump.groups.find("");
+  if (name.empty() || empty == dump.groups.end() || dump.groups.size() != 1) return nullptr;
+  const std::set<std::string> named = named_in_work(dump);
+  return named.size() == 1 && *named.begin() == name ? &empty->second : nullptr;
+}
+
+std::vector<std::string> group_names(const FrDump& dump) {
+  std::set<std::string> names = named_in_work(dump);
+  // The empty pg_config name stands for the one group the work names, and for none
+  // when it names several (gloo's pg_config then holds only the last group created).
+  const bool drop_empty = !names.empty();
+  for (const auto& [n, g] : dump.groups) {
+    if (!(drop_empty && n.empty())) names.insert(n);
+  }
+  return std::vector<std::string>(names.begin(), names.end());
+}
+
+void keep_last_by_seq(std::vector<const FrEntry*>& entries) {
+  std::stable_sort(entries.begin(), entries.end(), [](const FrEntry* a, const FrEntry* b) {
+    return a->collective_seq_id < b->collective_seq_id;
+  });  // a ring holds them in order already
+  size_t kept = 0;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (i + 1 < entries.size() && entries[i + 1]->collective_seq_id == entries[i]->collective_seq_id) continue;
+    entries[kept++] = entries[i];
+  }
+  entries.resize(kept);
+  entries.shrink_to_fit();
+}
+
+std::string to_string(DivergenceKind kind) {
+  switch (kind) {
+    case DivergenceKind::kPresence: return "not all ranks joined";
+    case DivergenceKind::kType: return "collective type mismatch";
+    case DivergenceKind::kSize: return "size mismatch";
+    case DivergenceKind::kDtype: return "dtype mismatch";
+    case DivergenceKind::kOpName: return "op mismatch";
+  }
+  return "?";
+}
+
+std::string format_ranks(const std::vector<int>& ranks) {
+  std::string s = "[";
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(ranks[i]);
+  }
+  return s + "]";
+}
+
+}  // namespace fleetsim::diagnose
