@@ -283,7 +283,7 @@ TimingFindings find_timing(const std::map<int, FrDump>& dumps, bool slow_group) 
     out.late = late_arriver_of(aligned);
     return out;
   }
-  std::thread late([&] { out.late = late_arriver_of(aligned); });
+  std::jthread late([&] { out.late = late_arriver_of(aligned); });  // joined on any exit
   out.slow_group = slow_group_of(aligned);
   late.join();
   return out;

@@ -44,7 +44,8 @@ WalkContext::WalkContext(const Record& r, const HealthyModel* healthy) : rec(r) 
   // search runs: each reads the dumps only, so the answers are those of the two in turn.
   TimingFindings timing;
   {
-    std::thread timing_thread([&] { timing = find_timing(rec.dumps, !model.loaded); });
+    // A jthread: were the search to throw (memory), the thread is joined, not left running.
+    std::jthread timing_thread([&] { timing = find_timing(rec.dumps, !model.loaded); });
     fr = analyze_fr(rec.dumps);
     timing_thread.join();
   }
