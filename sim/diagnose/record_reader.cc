@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 
@@ -192,8 +193,55 @@ json unwrap(const json& v) {
   return inner.is_discarded() ? v : inner;
 }
 
+bool json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// A JSON list of plain ranks in a string, "[0, 1, 2]", as PyTorch writes pg_config:
+// read straight off the text (the world group's list is read from every dump, so
+// building it as JSON would cost rank count x dump count). nullopt for anything else
+// (a sign, a leading zero, a fraction, a rank past 2^31-1, a stray byte), which the
+// JSON path then reads, or rejects, as before.
+std::optional<std::vector<int>> plain_rank_list(std::string_view t) {
+  size_t i = 0;
+  const auto skip = [&] { while (i < t.size() && json_space(t[i])) ++i; };
+  skip();
+  if (i == t.size() || t[i] != '[') return std::nullopt;
+  ++i;
+  skip();
+  std::vector<int> out;
+  if (i < t.size() && t[i] == ']') {
+    ++i;
+  } else {
+    out.reserve(t.size() / 4);
+    while (true) {
+      const size_t start = i;
+      while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+      const size_t digits = i - start;
+      if (digits == 0 || digits > 10 || (digits > 1 && t[start] == '0')) return std::nullopt;
+      int64_t x = 0;
+      for (size_t k = start; k < i; ++k) x = x * 10 + (t[k] - '0');
+      if (x > INT32_MAX) return std::nullopt;
+      out.push_back(static_cast<int>(x));
+      skip();
+      if (i == t.size()) return std::nullopt;
+      if (t[i] == ']') { ++i; break; }
+      if (t[i] != ',') return std::nullopt;
+      ++i;
+      skip();
+    }
+  }
+  skip();
+  if (i != t.size()) return std::nullopt;
+  return out;
+}
+
 // A group's ranks: a list of integers >= 0 (or that list JSON-encoded in a string).
 std::vector<int> parse_ranks(const json& v, DumpReader& rd, const JsonPath& path) {
+  if (v.is_string()) {
+    if (std::optional<std::vector<int>> plain = plain_rank_list(v.get_ref<const std::string&>())) {
+      if (!std::is_sorted(plain->begin(), plain->end())) std::sort(plain->begin(), plain->end());
+      return std::move(*plain);
+    }
+  }
   std::vector<int> out;
   const json ranks = unwrap(v);
   if (!ranks.is_array()) return out;
@@ -465,7 +513,9 @@ void read_groups(const json& root, FrDump& dump, DumpReader& rd) {
   auto cfg = root.find("pg_config");
   if (cfg == root.end() || !cfg->is_object()) return;
   for (auto it = cfg->begin(); it != cfg->end(); ++it) {
-    const json v = unwrap(it.value());
+    json unwrapped;  // only a group written as a JSON string is parsed; others are read in place
+    if (it.value().is_string()) unwrapped = unwrap(it.value());
+    const json& v = it.value().is_string() ? unwrapped : it.value();
     FrGroup g;
     g.name = it.key();
     if (v.is_object()) {

@@ -136,6 +136,39 @@ TEST(DumpForms, JsonEntriesReadAsParsed) {
             "rank_0.json:2:17: error: entries[1].p2p_seq_id: expected an integer, got \"x\"");
 }
 
+// pg_config's rank lists as PyTorch writes them, a JSON list inside a string, read straight
+// off the text; any other form is read (or refused) by the JSON path as before.
+TEST(DumpForms, GroupRankStringsReadAsTheirJson) {
+  const auto ranks_of = [](const std::string& escaped) -> Result<FrDump> {
+    return parse_fr_dump(R"({"rank": 0, "pg_config": {"0": {"name": "0", "desc": "d", "ranks": )" + escaped +
+                             R"(}}, "entries": [{"collective_seq_id": 1, "pg_id": 0}]})",
+                         "rank_0.json", 0);
+  };
+  const std::vector<std::pair<std::string, std::vector<int>>> read = {
+      {R"("[0, 1, 2]")", {0, 1, 2}},
+      {R"("[2,0,1]")", {0, 1, 2}},                       // sorted
+      {R"(" [ 3 ,\t4\n] ")", {3, 4}},                     // JSON white space anywhere
+      {R"("[]")", {}},
+      {R"("[2147483647]")", {2147483647}},
+      {R"("[01]")", {}},                                  // not JSON: left a string, no list
+      {R"("[1, 2")", {}},
+      {R"("[1, 2] x")", {}},
+      {R"("[1.0, 2]")", {1, 2}},                          // a JSON number the integer rules take
+      {R"([5, 4])", {4, 5}},                              // a list, not a string
+  };
+  for (const auto& [text, want] : read) {
+    Result<FrDump> d = ranks_of(text);
+    ASSERT_TRUE(d.ok()) << text << ": " << d.errors().front().to_string();
+    EXPECT_EQ(d->groups.at("0").ranks.get(), want) << text;
+  }
+  for (const char* text : {R"("[2147483648]")", R"("[-1]")"}) {
+    Result<FrDump> d = ranks_of(text);
+    ASSERT_FALSE(d.ok()) << text;
+    EXPECT_NE(d.errors().front().to_string().find("a rank must be an integer in 0 .. 2^31-1"), std::string::npos)
+        << d.errors().front().to_string();
+  }
+}
+
 // The dump's own `rank` key wins over its file name; without one the name's trailing
 // number is the rank; with neither the dump is refused.
 TEST(DumpForms, RankFromTheDumpThenTheName) {
