@@ -459,7 +459,7 @@ void find_timeouts(const std::map<int, FrDump>& dumps, FrFindings& f) {
 
 }  // namespace
 
-FrFindings analyze_fr(const std::map<int, FrDump>& dumps) {
+FrFindings analyze_fr(const std::map<int, FrDump>& dumps, bool waits) {
   FrFindings f;
   {
     PhaseTimer t("timeouts");
@@ -483,7 +483,7 @@ FrFindings analyze_fr(const std::map<int, FrDump>& dumps) {
     f.missing_dumps.assign(missing.begin(), missing.end());
     groups = {};  // the lanes go before the wait graph is built
   }
-  {
+  if (waits) {
     PhaseTimer t("wait graph");
     f.waits = build_wait_graph(dumps);
   }

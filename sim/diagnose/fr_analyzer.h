@@ -100,7 +100,9 @@ struct FrFindings {
   WaitGraph waits;                         // who waits on whom in the pending window
 };
 
-FrFindings analyze_fr(const std::map<int, FrDump>& dumps);
+// With `waits` false the wait graph is left empty: a caller that builds it on another
+// thread (build_wait_graph reads the dumps only) sets FrFindings::waits itself.
+FrFindings analyze_fr(const std::map<int, FrDump>& dumps, bool waits = true);
 
 // The pg_config entry of group `name` in `dump`, or null. gloo's recorder keys
 // pg_config by an empty name: when the dump names exactly one group otherwise (in its
