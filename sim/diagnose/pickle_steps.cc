@@ -94,7 +94,7 @@ void Machine::refuse_values() {
   fail(op_at_, "more than " + std::to_string(limits_.max_values) + " values: refused as too large");
 }
 
-inline Node* Machine::emit() {
+[[gnu::always_inline]] inline Node* Machine::emit() {
   if (nodes_.size() >= limits_.max_values) [[unlikely]] {
     refuse_values();
     return nullptr;
@@ -514,10 +514,20 @@ void Machine::step_rare(uint8_t code) {
     case 0x8f: step_container(code, handled); return;
     case 'G': step_scalar(code, handled); return;
     case 'a':
-      if (Node* target = top_below(1, Kind::kList); target && target->count < target->room) {
-        items_[target->first + target->count++] = stack_.back();  // APPEND with room: step_collect's case
-        stack_.pop_back();
-        return;
+      if (Node* target = top_below(1, Kind::kList)) {
+        if (target->count < target->room) {
+          items_[target->first + target->count++] = stack_.back();  // APPEND with room: step_collect's case
+          stack_.pop_back();
+          return;
+        }
+        if ((target->count == 0 || target->first + target->room == items_.size()) && items_.size() < UINT32_MAX) {
+          if (target->count == 0) target->first = static_cast<uint32_t>(items_.size());  // as add_items grows it
+          items_.push_back(stack_.back());
+          ++target->count;
+          ++target->room;
+          stack_.pop_back();
+          return;
+        }
       }
       step_collect(code, handled);
       return;
