@@ -68,7 +68,14 @@ class Machine {
   bool quick_walk(uint32_t id, size_t depth, uint64_t budget, uint32_t& height, EntrySlots* slots);
   bool skip_walked(const Node& n, WalkFrame& parent, size_t depth, uint64_t budget);
   uint32_t note_walked(const WalkFrame& f, bool part);
-  EntryKey slot_of(uint32_t key);
+  // The slot a dict key node names (kEntryKeyCount for none), looked up once per node:
+  // a memoized key is one node, so its every use after the first costs an index.
+  // key_slot_ covers every node (to_slots sizes it before its walks).
+  EntryKey slot_of(uint32_t key) {
+    const uint8_t slot = key_slot_[key];
+    return slot != kUnknownSlot ? static_cast<EntryKey>(slot) : find_slot(key);
+  }
+  [[gnu::noinline]] EntryKey find_slot(uint32_t key);
   bool step_scalar(uint8_t code, bool& handled);
   bool step_text(uint8_t code, bool& handled);
   bool step_container(uint8_t code, bool& handled);
@@ -94,6 +101,9 @@ class Machine {
   bool fill(uint32_t target, size_t begin, const char* what);
   bool add_items(Node& n, const uint32_t* from, size_t count);
   bool memo_put(uint64_t id);
+  void memo_put_fast(uint64_t id);                    // pickle_steps.cc: the inline common cases
+  Node* top_below(size_t above, Kind kind);
+  void collect_fast(Kind kind, const char* what);
   bool memo_get(uint64_t id);
   bool collect(Kind kind, const char* what);  // APPENDS, SETITEMS, ADDITEMS
 

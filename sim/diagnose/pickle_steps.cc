@@ -94,7 +94,7 @@ void Machine::refuse_values() {
   fail(op_at_, "more than " + std::to_string(limits_.max_values) + " values: refused as too large");
 }
 
-inline Node* Machine::emit() {
+[[gnu::always_inline]] inline Node* Machine::emit() {
   if (nodes_.size() >= limits_.max_values) [[unlikely]] {
     refuse_values();
     return nullptr;
@@ -396,6 +396,50 @@ void Machine::step_rare(uint8_t code) {
   fail(op_at_, "opcode " + op_label(code) + " has no reader");  // the table and the steps disagree
 }
 
+// memo_put's common case inline: an id within the dense vector and no sparse ids.
+[[gnu::always_inline]] inline void Machine::memo_put_fast(uint64_t id) {
+  if (id < memo_dense_.size() && memo_.empty() && !stack_.empty() && memo_count_ < limits_.max_memo) [[likely]] {
+    uint32_t& slot = memo_dense_[id];
+    memo_count_ += slot == kNoMemo ? 1 : 0;
+    slot = stack_.back();
+    return;
+  }
+  memo_put(id);
+}
+
+// The container `above` values below the stack's top, if it is of `kind` and above the
+// last MARK; nullptr otherwise (the opcode's own step then finds the error, if any).
+[[gnu::always_inline]] inline Node* Machine::top_below(size_t above, Kind kind) {
+  const size_t floor = marks_.empty() ? 0 : marks_.back();
+  if (stack_.size() < above + 1 + floor) return nullptr;
+  Node& n = nodes_[stack_[stack_.size() - 1 - above]];
+  return n.kind == kind ? &n : nullptr;
+}
+
+// APPENDS and SETITEMS inline where they pass: a MARK, the container of `kind` just
+// below it (above the MARK before), whole pairs for a dict; else collect() finds the error.
+[[gnu::always_inline]] inline void Machine::collect_fast(Kind kind, const char* what) {
+  const size_t marks = marks_.size();
+  if (marks != 0) [[likely]] {
+    const size_t begin = marks_[marks - 1];
+    const size_t floor = marks > 1 ? marks_[marks - 2] : 0;
+    const size_t count = stack_.size() - begin;
+    if (begin > floor && nodes_[stack_[begin - 1]].kind == kind && (kind != Kind::kDict || count % 2 == 0)) [[likely]] {
+      marks_.pop_back();
+      Node& target = nodes_[stack_[begin - 1]];
+      if (target.count + count <= target.room) {
+        std::copy_n(stack_.data() + begin, count, items_.data() + target.first + target.count);
+        target.count += static_cast<uint32_t>(count);
+      } else if (!add_items(target, stack_.data() + begin, count)) [[unlikely]] {
+        return;
+      }
+      stack_.resize(begin);
+      return;
+    }
+  }
+  collect(kind, what);
+}
+
 // The opcodes a dump is made of, each its own case; run() has checked its fixed
 // argument bytes are there (kArgBytes). Inlined into run()'s loop: no call per opcode.
 [[gnu::always_inline]] inline void Machine::step(uint8_t code) {
@@ -416,9 +460,9 @@ void Machine::step_rare(uint8_t code) {
     case 'J': pos_ += 4; push_int(static_cast<int32_t>(load_le<4>(at))); return;
     case 'X': pos_ += 4; push_string(load_le<4>(at), "BINUNICODE"); return;
     case 0x8c: pos_ += 1; push_string(load_le<1>(at), "SHORT_BINUNICODE"); return;
-    case 'q': pos_ += 1; memo_put(load_le<1>(at)); return;
-    case 'r': pos_ += 4; memo_put(load_le<4>(at)); return;
-    case 0x94: memo_put(memo_count_); return;
+    case 'q': pos_ += 1; memo_put_fast(load_le<1>(at)); return;
+    case 'r': pos_ += 4; memo_put_fast(load_le<4>(at)); return;
+    case 0x94: memo_put_fast(memo_count_); return;
     case 'h':
       pos_ += 1;
       if (const uint8_t id = static_cast<uint8_t>(*at); id < memo_dense_.size() && memo_dense_[id] != kNoMemo) {
@@ -436,16 +480,68 @@ void Machine::step_rare(uint8_t code) {
       }
       marks_.push_back(stack_.size());
       return;
-    case 'u': collect(Kind::kDict, "SETITEMS"); return;
-    case 'e': collect(Kind::kList, "APPENDS"); return;
+    case 'u': collect_fast(Kind::kDict, "SETITEMS"); return;
+    case 'e': collect_fast(Kind::kList, "APPENDS"); return;
     case 0x90: collect(Kind::kSet, "ADDITEMS"); return;
-    case 0x85:
+    case 0x8a:
+      if (const uint64_t width = load_le<1>(at); width >= 1 && width <= 8 && size_t{bytes_.size() - pos_ - 1} >= width &&
+                                                  !(static_cast<uint8_t>(at[width]) & 0x80)) {
+        uint64_t v = 0;  // LONG1 of 1 to 8 bytes, not negative: push_long's common case
+        for (size_t k = 0; k < width; ++k) v |= uint64_t{static_cast<uint8_t>(at[1 + k])} << (8 * k);
+        pos_ += 1 + width;
+        push_int(static_cast<int64_t>(v));
+        return;
+      }
+      pos_ += 1;
+      push_long(load_le<1>(at), "LONG1");
+      return;
     case 0x86:
+      if (const size_t floor = marks_.empty() ? 0 : marks_.back();
+          stack_.size() >= floor + 2 && nodes_.size() < limits_.max_values && items_.size() + 2 <= UINT32_MAX) {
+        const auto first = static_cast<uint32_t>(items_.size());  // TUPLE2: step_container's case, inline
+        items_.insert(items_.end(), stack_.end() - 2, stack_.end());
+        stack_.resize(stack_.size() - 2);
+        n = emit();
+        n->kind = Kind::kTuple;
+        n->first = first;
+        n->count = n->room = 2;
+        return;
+      }
+      step_container(code, handled);
+      return;
+    case 0x85:
     case 0x87:
     case 0x8f: step_container(code, handled); return;
     case 'G': step_scalar(code, handled); return;
     case 'a':
-    case 's': step_collect(code, handled); return;
+      if (Node* target = top_below(1, Kind::kList)) {
+        if (target->count < target->room) {
+          items_[target->first + target->count++] = stack_.back();  // APPEND with room: step_collect's case
+          stack_.pop_back();
+          return;
+        }
+        if ((target->count == 0 || target->first + target->room == items_.size()) && items_.size() < UINT32_MAX) {
+          if (target->count == 0) target->first = static_cast<uint32_t>(items_.size());  // as add_items grows it
+          items_.push_back(stack_.back());
+          ++target->count;
+          ++target->room;
+          stack_.pop_back();
+          return;
+        }
+      }
+      step_collect(code, handled);
+      return;
+    case 's':
+      if (Node* target = top_below(2, Kind::kDict); target && target->count + 2 <= target->room) {
+        uint32_t* to = items_.data() + target->first + target->count;  // SETITEM with room
+        to[0] = stack_[stack_.size() - 2];
+        to[1] = stack_.back();
+        target->count += 2;
+        stack_.resize(stack_.size() - 2);
+        return;
+      }
+      step_collect(code, handled);
+      return;
     default: step_rare(code); return;
   }
 }

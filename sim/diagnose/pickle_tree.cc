@@ -126,11 +126,13 @@ Result<bool> Machine::to_slots(uint32_t root, EntrySlots& slots) {
   if (nodes_[root].kind != Kind::kScalar) {
     const uint64_t start = spent_;
     on_path_.resize(nodes_.size(), 0);
+    key_slot_.resize(nodes_.size(), kUnknownSlot);  // slot_of's answers, one per node
     uint32_t height = 0;
     if (quick_walk(root, 0, walk_budget(), height, dict ? &slots : nullptr)) return dict;
     spent_ = start;  // something the quick walk does not take, or an error: the full walk finds it
     slots.present.fill(false);
   }
+  key_slot_.resize(nodes_.size(), kUnknownSlot);
   if (!walk(root, {}, nullptr, &slots)) return *error_;
   return dict;
 }
@@ -143,45 +145,51 @@ Result<bool> Machine::to_slots(uint32_t root, EntrySlots& slots) {
 // was walked whole without error, so walk() then skips it only where it would pass.
 bool Machine::quick_walk(uint32_t id, size_t depth, uint64_t budget, uint32_t& height, EntrySlots* slots) {
   constexpr size_t kQuickDepth = 8;
-  const Node& n = nodes_[id];
   if (on_path_[id] || depth >= limits_.max_depth || depth >= kQuickDepth) return false;
   const uint64_t before = spent_;
-  spent_ += kValueCost;
-  if (spent_ > budget) return false;
+  uint64_t spent = spent_ + kValueCost;  // kept in a register; spent_ is written back before each recursion
+  if (spent > budget) return false;
   on_path_[id] = 1;
-  const std::span<const uint32_t> list = items(n);
+  const Node& n = nodes_[id];
+  const Node* nodes = nodes_.data();
+  const uint32_t* list = items_.data() + n.first;
+  const size_t size = n.count;
   const size_t step = n.kind == Kind::kDict ? 2 : 1;
   uint32_t below = 0;
   bool ok = true;
-  for (size_t k = 0; ok && k + step <= list.size(); k += step) {
+  for (size_t k = 0; k + step <= size; k += step) {
     if (step == 2) {
-      const Node& key = nodes_[list[k]];
-      if (!key.is_string()) { ok = false; break; }
-      if (slots)
-        if (const EntryKey slot = slot_of(list[k]); slot != kEntryKeyCount) {
+      const uint32_t key = list[k];
+      if (!nodes[key].is_string()) { ok = false; break; }
+      if (slots) {
+        if (const EntryKey slot = slot_of(key); slot != kEntryKeyCount) {
           slots->present[slot] = true;
           slots->node[slot] = list[k + 1];
         }
+      }
     }
     const uint32_t vid = list[k + step - 1];
-    const Node& v = nodes_[vid];
+    const Node& v = nodes[vid];
     if (v.kind == Kind::kScalar) {
-      spent_ += cost_of(v);
-      ok = spent_ <= budget;
-    } else if (v.walked_height != 0 && spent_ + v.walked_cost <= budget &&
+      spent += cost_of(v);
+      if (spent > budget) { ok = false; break; }
+    } else if (v.walked_height != 0 && spent + v.walked_cost <= budget &&
                depth + 1 + v.walked_height <= limits_.max_depth) {
-      spent_ += v.walked_cost;  // as skip_walked
+      spent += v.walked_cost;  // as skip_walked
       below = std::max(below, v.walked_height);
     } else {
       uint32_t h = 0;
-      ok = quick_walk(vid, depth + 1, budget, h, nullptr);
+      spent_ = spent;
+      if (!quick_walk(vid, depth + 1, budget, h, nullptr)) { ok = false; break; }
+      spent = spent_;
       below = std::max(below, h);
     }
   }
+  spent_ = spent;
   on_path_[id] = 0;
-  if (!ok || list.size() % step != 0) return false;
+  if (!ok || size % step != 0) return false;
   height = below + 1;
-  const uint64_t cost = spent_ - before;
+  const uint64_t cost = spent - before;
   if (cost <= UINT32_MAX) {
     nodes_[id].walked_height = height;
     nodes_[id].walked_cost = static_cast<uint32_t>(cost);
@@ -189,14 +197,10 @@ bool Machine::quick_walk(uint32_t id, size_t depth, uint64_t budget, uint32_t& h
   return true;
 }
 
-// The slot a dict key node names (kEntryKeyCount for none), looked up once per node:
-// a memoized key is one node, so its every use after the first costs an index.
-EntryKey Machine::slot_of(uint32_t key) {
-  if (key_slot_.size() < nodes_.size()) key_slot_.resize(nodes_.size(), kUnknownSlot);
-  if (key_slot_[key] == kUnknownSlot) {
-    const Node& n = nodes_[key];
-    key_slot_[key] = n.is_string() ? entry_key(n.text) : kEntryKeyCount;
-  }
+// The slot of a dict key node that names none yet (slot_of's first look at it).
+EntryKey Machine::find_slot(uint32_t key) {
+  const Node& n = nodes_[key];
+  key_slot_[key] = n.is_string() ? entry_key(n.text) : kEntryKeyCount;
   return static_cast<EntryKey>(key_slot_[key]);
 }
 

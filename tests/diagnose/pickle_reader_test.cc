@@ -228,6 +228,33 @@ TEST(PickleReader, BoundsOnValuesAndMemo) {
   EXPECT_EQ(read(pk("Nq\x00q\x01q\x00q\x02"s), small), "ERROR p.pkl: error: byte 9: more than 2 memo entries: refused as too large");
 }
 
+// The opcodes a dump is made of pass on where they can (APPEND, SETITEM, APPENDS,
+// SETITEMS, TUPLE2, LONG1, the memo puts); at each of their checks the error is the
+// one the general step gives, at the opcode's byte.
+TEST(PickleReader, CommonOpcodesKeepEveryCheck) {
+  // A list whose items moved (another list filled after it) is appended to in its new room.
+  EXPECT_EQ(read(pk("](K\x01K\x02" "e](Ne" "a" "K\x03" "a" "K\x04" "a")), "[1,2,[null],3,4]");
+  EXPECT_EQ(read(pk("}" + str("a", 0) + "K\x01s" + str("b", 1) + "K\x02s" + "(h\x00"s + "K\x03u")), "{\"a\":3,\"b\":2}");
+  EXPECT_EQ(read(pk("](K\x01" "a")), "ERROR p.pkl: error: byte 6: APPEND needs a list on the stack, there is none");
+  EXPECT_EQ(read(pk("]K\x01K\x02s")), "ERROR p.pkl: error: byte 7: SETITEM needs a dict, found a list");
+  EXPECT_EQ(read(pk("}(K\x01s")), "ERROR p.pkl: error: byte 6: SETITEM needs a value on the stack, there is none");
+  EXPECT_EQ(read(pk("}((K\x01K\x02u")), "ERROR p.pkl: error: byte 9: SETITEMS needs a dict on the stack, there is none");
+  EXPECT_EQ(read(pk(")(Ne")), "ERROR p.pkl: error: byte 5: APPENDS needs a list, found a tuple");
+  EXPECT_EQ(read(pk("K\x01(K\x02\x86")), "ERROR p.pkl: error: byte 7: TUPLE2 needs a value on the stack, there is none");
+  EXPECT_EQ(read(pk("\x8a\x02\xff\xff")), "-1");  // LONG1, negative
+  EXPECT_EQ(read(pk("\x8a\x03\x01\x00\x80"s)), "-8388607");
+  EXPECT_EQ(read(pk("\x8a\x02\x01\x02")), "513");
+  EXPECT_EQ(read("\x80\x02\x8a\x02\x01"s), "ERROR p.pkl: error: byte 2: the file ends inside LONG1 (it needs 2 more "
+                                                "bytes, the file has 5): a truncated pickle?");
+  PickleLimits small;
+  small.max_values = 2;
+  EXPECT_EQ(read(pk("K\x01K\x02\x86"), small), "ERROR p.pkl: error: byte 6: more than 2 values: refused as too large");
+  small = PickleLimits{};
+  small.max_memo = 1;
+  EXPECT_EQ(read(pk("N\x94N\x94"), small), "ERROR p.pkl: error: byte 5: more than 1 memo entries: refused as too large");
+  EXPECT_EQ(read(pk("N\x94" "0\x94"), small), "ERROR p.pkl: error: byte 5: a memo put needs a value on the stack, there is none");
+}
+
 // Every opcode with a fixed argument (an integer, a length, a memo id), cut inside it:
 // the error names the opcode, the bytes it needs and the file's size, at its byte.
 TEST(PickleReader, EveryFixedArgumentCutShortIsLocated) {
