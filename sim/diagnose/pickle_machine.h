@@ -62,6 +62,8 @@ class Machine {
  private:
   void step(uint8_t code);       // pickle_steps.cc: the common opcodes, one switch
   void step_rare(uint8_t code);  // the rest, and the refused opcodes
+  bool step_hot(uint8_t code, uint64_t at, size_t& pos);  // run()'s tight path, pos_ untouched
+  Node* emit_at(uint64_t at);
   bool walk(uint32_t root, std::string_view omit_key, nlohmann::json* out, EntrySlots* slots);  // pickle_tree.cc
   bool take_key(WalkFrame& f, std::string_view omit_key);
   uint64_t walk_budget() const;  // the expansion budget's limit

@@ -546,24 +546,105 @@ void Machine::step_rare(uint8_t code) {
   }
 }
 
+// A node made by a common opcode at byte `at`, on the stack; nullptr past max_values
+// (the caller then goes the general way, which reports it).
+[[gnu::always_inline]] inline Node* Machine::emit_at(uint64_t at) {
+  if (nodes_.size() >= limits_.max_values) [[unlikely]] return nullptr;
+  const auto id = static_cast<uint32_t>(nodes_.size());
+  Node& n = nodes_.emplace_back();
+  n.at = at;
+  stack_.push_back(id);
+  return &n;
+}
+
+// The hottest opcodes where they pass, with the position in a local: BINGET, the
+// memo puts, EMPTY_LIST, EMPTY_DICT, MARK, APPEND and BINUNICODE. True when done;
+// false leaves the machine as it was, and step() then reads the opcode (and reports
+// any error) the general way. `pos` is past the opcode byte; its arguments are there.
+[[gnu::always_inline]] inline bool Machine::step_hot(uint8_t code, uint64_t at, size_t& pos) {
+  const char* p = bytes_.data() + pos;
+  switch (code) {
+    case 'h': {
+      const auto id = static_cast<uint8_t>(*p);
+      if (id >= memo_dense_.size() || memo_dense_[id] == kNoMemo) [[unlikely]] return false;
+      stack_.push_back(memo_dense_[id]);
+      pos += 1;
+      return true;
+    }
+    case 'r':
+    case 'q': {
+      const uint64_t id = code == 'r' ? load_le<4>(p) : load_le<1>(p);
+      if (id >= memo_dense_.size() || !memo_.empty() || stack_.empty() || memo_count_ >= limits_.max_memo)
+        [[unlikely]] return false;
+      uint32_t& slot = memo_dense_[id];
+      memo_count_ += slot == kNoMemo ? 1 : 0;
+      slot = stack_.back();
+      pos += code == 'r' ? 4 : 1;
+      return true;
+    }
+    case ']':
+    case '}': {
+      Node* n = emit_at(at);
+      if (!n) [[unlikely]] return false;
+      n->kind = code == ']' ? Kind::kList : Kind::kDict;
+      return true;
+    }
+    case '(':
+      if (marks_.size() >= limits_.max_depth) [[unlikely]] return false;
+      marks_.push_back(stack_.size());
+      return true;
+    case 'a': {
+      Node* target = top_below(1, Kind::kList);
+      if (!target || target->count >= target->room) return false;  // step()'s cases grow it
+      items_[target->first + target->count++] = stack_.back();
+      stack_.pop_back();
+      return true;
+    }
+    case 'X': {
+      const uint64_t length = load_le<4>(p);
+      if (bytes_.size() - pos - 4 < length || nodes_.size() >= limits_.max_values) [[unlikely]] return false;
+      const std::string_view s = bytes_.substr(pos + 4, length);
+      if (!valid_utf8(s)) [[unlikely]] return false;
+      Node* n = emit_at(at);
+      n->type = Scalar::kString;
+      n->text = s;
+      pos += 4 + length;
+      return true;
+    }
+    default: return false;
+  }
+}
+
+// The opcode loop, the position in a local: pos_ and op_at_ are written only for
+// step(), the general way, whose errors are the only ones checked after it.
 Result<uint32_t> Machine::run() {
   const size_t size = bytes_.size();
-  while (!error_) {
-    if (pos_ >= size) [[unlikely]]
-      return *(fail(pos_, "the file ends before STOP: a truncated pickle?"), error_);
-    op_at_ = pos_;
-    const auto code = static_cast<uint8_t>(bytes_[pos_++]);
+  const char* const data = bytes_.data();
+  size_t pos = pos_;
+  for (;;) {
+    if (pos >= size) [[unlikely]] {
+      pos_ = pos;
+      return *(fail(pos, "the file ends before STOP: a truncated pickle?"), error_);
+    }
+    const uint64_t at = pos;
+    const auto code = static_cast<uint8_t>(data[pos++]);
+    if (const size_t arg = kArgBytes[code]; size - pos < arg) [[unlikely]] {
+      pos_ = pos;
+      op_at_ = at;
+      need(arg, std::string(kOpByCode[code]->name).c_str());
+      return *error_;
+    }
+    if (step_hot(code, at, pos)) [[likely]] continue;
     if (code == '.') [[unlikely]] {
-      if (stack_.empty()) return *(fail(op_at_, "STOP with nothing on the stack"), error_);
+      if (stack_.empty()) return *(fail(at, "STOP with nothing on the stack"), error_);
       return stack_.back();
     }
-    if (const size_t arg = kArgBytes[code]; size - pos_ < arg) [[unlikely]] {
-      need(arg, std::string(kOpByCode[code]->name).c_str());
-      break;
-    }
+    pos_ = pos;
+    op_at_ = at;
     step(code);
+    if (error_) [[unlikely]] return *error_;
+    pos = pos_;
   }
-  return *error_;
 }
 
 }  // namespace fleetsim::diagnose::pickle_detail

@@ -255,6 +255,38 @@ TEST(PickleReader, CommonOpcodesKeepEveryCheck) {
   EXPECT_EQ(read(pk("N\x94" "0\x94"), small), "ERROR p.pkl: error: byte 5: a memo put needs a value on the stack, there is none");
 }
 
+// The opcodes run() reads in its tight path (BINGET, BINPUT, LONG_BINPUT, EMPTY_LIST,
+// EMPTY_DICT, MARK, APPEND, BINUNICODE) at each check that would fail: the first error,
+// at the opcode's byte, with the general way's text; and their nodes' offsets.
+TEST(PickleReader, TightPathOpcodesKeepEveryCheck) {
+  const std::string e = "ERROR p.pkl: error: byte ";
+  EXPECT_EQ(read(pk("]Nq\x00"s + "ah\x00"s + "a")), "[null,null]");
+  EXPECT_EQ(read(pk("Nh\x01")), e + "3: memo id 1 was never put");
+  EXPECT_EQ(read(pk("Nq\x00"s + "0h\x00h\x07"s)), e + "8: memo id 7 was never put");
+  EXPECT_EQ(read(pk("r"s + u32(0))), e + "2: a memo put needs a value on the stack, there is none");
+  EXPECT_EQ(read(pk("Nq\x00"s + "0q\x00"s)), e + "6: a memo put needs a value on the stack, there is none");
+  EXPECT_EQ(read(pk("Nr" + u32(1) + "0r" + u32(1))), e + "9: a memo put needs a value on the stack, there is none");
+  EXPECT_EQ(read(pk("X"s + u32(2) + "\xc3\x28")), e + "2: BINUNICODE string is not valid UTF-8");
+  EXPECT_EQ(read("\x80\x02X"s + u32(9) + "ab"), e + "2: the file ends inside BINUNICODE (it needs 9 more bytes, "
+                                                     "the file has 9): a truncated pickle?");
+  EXPECT_EQ(read(pk("}Na")), e + "4: APPEND needs a list, found a dict");
+  EXPECT_EQ(read(pk("a")), e + "2: APPEND needs a value on the stack, there is none");
+  PickleLimits small;
+  small.max_values = 2;
+  EXPECT_EQ(read(pk("]}]"), small), e + "4: more than 2 values: refused as too large");
+  EXPECT_EQ(read(pk("]}}"), small), e + "4: more than 2 values: refused as too large");
+  EXPECT_EQ(read(pk("]}X"s + u32(1) + "a"), small), e + "4: more than 2 values: refused as too large");
+  small = PickleLimits{};
+  small.max_memo = 2;
+  EXPECT_EQ(read(pk("Nq\x00Nq\x01Nq\x01Nr"s + u32(2)), small), e + "12: more than 2 memo entries: refused as too large");
+  small = PickleLimits{};
+  small.max_depth = 2;
+  EXPECT_EQ(read(pk("]((("), small), e + "5: more than 2 open MARKs (containers nested too deep): refused");
+  // Each node keeps its opcode's byte, which the walk's errors name.
+  EXPECT_EQ(read(pk("N]q\x00h\x00"s + "a")), e + "3: a list that holds itself: refused");
+  EXPECT_EQ(read(pk("N0}]Ns")), e + "5: a dict key must be a string or a number, got a list");
+}
+
 // Every opcode with a fixed argument (an integer, a length, a memo id), cut inside it:
 // the error names the opcode, the bytes it needs and the file's size, at its byte.
 TEST(PickleReader, EveryFixedArgumentCutShortIsLocated) {
