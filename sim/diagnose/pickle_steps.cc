@@ -1,7 +1,7 @@
-// The pickle reader's opcode pass (pickle_reader.h, pickle_ops.h): run() reads each
-// opcode's fixed argument bytes after one bounds check, and step() dispatches the
-// opcodes a dump is made of in one switch; the rest go through step_rare (scalars,
-// the protocol 0 text forms, framing, containers, the memo) or are refused there.
+// The pickle reader's opcode pass (pickle_reader.h, pickle_ops.h): run() checks each
+// opcode's fixed argument bytes once and, its position in a local, reads the hottest
+// opcodes in step_hot where they pass; step() takes the rest a dump is made of in one
+// switch, and step_rare the others (scalars, text forms, framing, containers, the memo).
 #include <array>
 #include <cerrno>
 #include <cstdlib>
