@@ -12,8 +12,11 @@ namespace {
 // The names a dump gives its groups in entries and pg_status, the empty one aside.
 std::set<std::string> named_in_work(const FrDump& dump) {
   std::set<std::string> names;
+  Sym last;  // entries come in runs of one group: a name is looked up once a run
   for (const FrEntry& e : dump.entries) {
-    if (!e.pg_name().empty()) names.insert(e.pg_name());
+    if (e.pg_name() == last) continue;
+    last = e.pg_name();
+    if (!last.empty()) names.insert(last);
   }
   for (const auto& [n, st] : dump.status) {
     if (!n.empty()) names.insert(n);
@@ -43,6 +46,11 @@ std::vector<std::string> group_names(const FrDump& dump) {
 }
 
 void keep_last_by_seq(std::vector<const FrEntry*>& entries) {
+  const auto out_of_step = [](const FrEntry* a, const FrEntry* b) { return a->collective_seq_id >= b->collective_seq_id; };
+  if (std::adjacent_find(entries.begin(), entries.end(), out_of_step) == entries.end()) {
+    entries.shrink_to_fit();  // the common case: one entry a seq, ascending; no sort, no buffer
+    return;
+  }
   std::stable_sort(entries.begin(), entries.end(), [](const FrEntry* a, const FrEntry* b) {
     return a->collective_seq_id < b->collective_seq_id;
   });  // a ring holds them in order already

@@ -7,6 +7,7 @@
 #include <optional>
 #include <functional>
 #include <queue>
+#include <string_view>
 #include <thread>
 #include <tuple>
 #include <unordered_map>
@@ -176,6 +177,14 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
+// The median of sorted `v` less its element `skip` (as median() of that list): 0 if empty.
+double median_less_one(const std::vector<double>& v, size_t skip) {
+  const size_t n = v.size() - 1;
+  if (n == 0) return 0;
+  const auto at = [&](size_t j) { return v[j < skip ? j : j + 1]; };
+  return n % 2 ? at(n / 2) : (at(n / 2 - 1) + at(n / 2)) / 2;
+}
+
 std::optional<LateArriver> late_arriver_of(const Aligned& aligned) {
   std::map<int, int> late;
   std::map<int, double> lag_ms;
@@ -236,18 +245,23 @@ std::optional<SlowGroup> slow_group_of(const Aligned& aligned) {
     });
     if (!samples.empty()) busbw[key] = median(samples);
   }
+  // Groups of one kind (same desc; same name where the desc is empty) are siblings: the
+  // kind's busbw values sorted once, and a group's siblings are that list less one copy
+  // of its own value (the median reads values only), not a pass over every group.
+  using Kind = std::pair<std::string_view, std::string_view>;
+  const auto kind_of = [&](size_t key) {
+    const GroupInfo& info = aligned[key].info;
+    return Kind(info.desc, info.desc.empty() ? std::string_view(info.name) : std::string_view());
+  };
+  std::map<Kind, std::vector<double>> of_kind;
+  for (const auto& [key, bw] : busbw) of_kind[kind_of(key)].push_back(bw);
+  for (auto& [kind, bws] : of_kind) std::sort(bws.begin(), bws.end());
   std::optional<SlowGroup> worst;
   for (const auto& [key, bw] : busbw) {
-    std::vector<double> siblings;
-    for (const auto& [k2, bw2] : busbw) {
-      const bool same_kind = aligned[k2].info.desc == aligned[key].info.desc &&
-                             (!aligned[key].info.desc.empty() || aligned[k2].info.name == aligned[key].info.name);
-      if (k2 != key && same_kind) {
-        siblings.push_back(bw2);
-      }
-    }
-    const double peer = median(siblings);
-    if (siblings.empty() || bw >= 0.5 * peer) continue;
+    const std::vector<double>& kin = of_kind.at(kind_of(key));
+    const size_t self = static_cast<size_t>(std::lower_bound(kin.begin(), kin.end(), bw) - kin.begin());
+    const double peer = median_less_one(kin, self);
+    if (kin.size() < 2 || bw >= 0.5 * peer) continue;
     if (worst && bw / peer >= worst->busbw_gbps / worst->sibling_busbw_gbps) continue;
     SlowGroup g;
     g.pg_name = aligned[key].info.name;
