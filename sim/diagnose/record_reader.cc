@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/diagnose/dump_reader.h"
 #include "sim/diagnose/dump_sax.h"
 #include "sim/diagnose/dump_simd.h"
 #include "sim/diagnose/json_path.h"
@@ -31,57 +32,7 @@ namespace fleetsim::diagnose {
 // docs/performance.md counts on this size (16,384 ranks x 2,000 entries).
 static_assert(sizeof(FrEntry) <= 72, "FrEntry grew: recount the memory in docs/performance.md");
 
-namespace {
-
-using nlohmann::json;
-
-// What a frame says to the call it is part of (read_frames).
-struct FrameFacts {
-  Sym name;
-  Sym site;      // "file:line" in the job's code, or empty
-  Sym when;      // the condition it carries, or empty
-  int64_t step = -1;
-};
-
-// Shapes already seen, by the hash of their four slots' values (shape_of). A JSON
-// dump's values are kept as copies (`owned`), a pickle's as views of its nodes.
-struct ShapeCache {
-  struct Cached {
-    std::unique_ptr<std::array<json, 4>> owned;
-    std::array<SlotValue, 4> view;
-    FrShapeId id;
-  };
-  std::unordered_map<size_t, std::vector<Cached>> buckets;
-};
-
-// A hash of a value's print (call_of): two lanes, so the multiplies overlap.
-struct PrintHash {
-  size_t operator()(const std::vector<uint64_t>& print) const {
-    constexpr uint64_t kMul = 0x9e3779b97f4a7c15ULL;
-    uint64_t a = print.size(), b = ~a;
-    size_t i = 0;
-    for (; i + 1 < print.size(); i += 2) {
-      a = std::rotl((a ^ print[i]) * kMul, 29);
-      b = std::rotl((b ^ print[i + 1]) * kMul, 31);
-    }
-    if (i < print.size()) a = std::rotl((a ^ print[i]) * kMul, 29);
-    return static_cast<size_t>(hash_mix(a, b));
-  }
-};
-
-// A pickle's reads by node, kept for the whole dump: each string node's symbol, its
-// shapes, and the call of each frames list by its print (call_of): most entries share
-// their group, shapes and frames with thousands of others.
-struct NodeCaches {
-  std::vector<Sym> syms;  // by node index; "" (the default) is read again: cheap
-  ShapeCache shapes;
-  std::unordered_map<std::vector<uint64_t>, FrCallId, PrintHash> calls;
-  // The same calls by the frames list's items as nodes (call_of): entries whose frames
-  // are the same memoized nodes (as PyTorch's pickler shares them) are found without
-  // printing them.
-  std::unordered_map<std::vector<uint64_t>, FrCallId, PrintHash> calls_by_node;
-  std::vector<uint64_t> print, by_node;  // the prints being made (no allocation per entry)
-};
+namespace record_detail {
 
 // A slot value as a symbol: a string as it is (interned from its view), null as "", else
 // its JSON (an integer's, the plain decimal nlohmann writes, without building the JSON).
@@ -97,163 +48,20 @@ Sym as_sym(const SlotValue& v) {
   return Sym(v.dump());
 }
 
-// One dump being read: the first value it cannot read becomes a Diagnostic
-// naming its path and what was expected, at the value's FILE:LINE:COL in a
-// JSON dump (`text`), at the file in a pickle (`text` null). A pickle's values stay in
-// its arena for the whole read, so what is made of them is kept by node (`nodes`).
-struct DumpReader {
-  const std::string* text;
-  const std::string& file;
-  std::optional<Diagnostic> error;
-  NodeCaches nodes;
+}  // namespace record_detail
 
-  void fail(const JsonPath& path, const std::string& message) {
-    if (error) return;
-    Diagnostic d;
-    if (text) d.loc = loc_from_offset(*text, offset_of(*text, path) + 1, file);
-    else d.loc.file = file;
-    d.message = path_text(path) + ": " + message;
-    error = std::move(d);
-  }
+namespace {
 
-  // An integer, written as a JSON integer, a float with no fraction, or a
-  // string of decimal digits (PyTorch writes both forms); null or absent
-  // reads as `fallback`. Anything else is an error.
-  int64_t integer(const SlotValue& v, int64_t fallback, const JsonPath& path) {
-    return integer_at(v, fallback, [&] { return path; });
-  }
-  // As integer, the value's path made by `where` only when there is an error to name.
-  template <class Where>
-  int64_t integer_at(const SlotValue& v, int64_t fallback, const Where& where) {
-    if (v.is_null()) return fallback;
-    if (v.is_number_unsigned()) {
-      if (v.get_uint() <= static_cast<uint64_t>(INT64_MAX)) return static_cast<int64_t>(v.get_uint());
-    } else if (v.is_number_integer()) {
-      return v.get_int();
-    } else if (v.is_number_float()) {
-      const double d = v.get_double();
-      if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.2e18) return static_cast<int64_t>(d);
-    } else if (v.is_string()) {
-      const std::string s(v.get_string());
-      char* end = nullptr;
-      errno = 0;
-      const long long x = std::strtoll(s.c_str(), &end, 10);
-      if (!s.empty() && end == s.c_str() + s.size() && errno == 0) return x;
-    }
-    fail(where(), "expected an integer, got " + quote_json(v));
-    return fallback;
-  }
+using nlohmann::json;
+using namespace record_detail;
 
-  int64_t field(const json& obj, const char* key, int64_t fallback, JsonPath path) {
-    auto it = obj.find(key);
-    if (it == obj.end()) return fallback;
-    path.push_back({key, 0});
-    return integer(SlotValue(&*it), fallback, path);
-  }
-
-  // A sequence number: an integer >= 0 where present.
-  int64_t seq(const json& obj, const char* key, JsonPath path) {
-    const int64_t v = field(obj, key, -1, path);
-    if (v < 0 && obj.contains(key) && !obj[key].is_null()) {
-      path.push_back({key, 0});
-      fail(path, "a sequence number must be >= 0, got " + std::to_string(v));
-    }
-    return v;
-  }
-
-  // A slot value as a symbol (as_sym); a pickle's strings interned once per node.
-  Sym sym(const SlotValue& v) {
-    if (!v.arena() || !v.is_string()) return as_sym(v);
-    std::vector<Sym>& syms = nodes.syms;
-    if (v.node_id() >= syms.size()) syms.resize(std::max<size_t>(v.node_id() + 1, syms.size() * 2));
-    Sym& s = syms[v.node_id()];
-    if (s.empty()) s = as_sym(v);
-    return s;
-  }
-
-  // A JSON value as an error message quotes it: at most ~200 characters.
-  static std::string quote_json(const SlotValue& v) { return clip_value(v.dump()); }
+// What a frame says to the call it is part of (read_frames).
+struct FrameFacts {
+  Sym name;
+  Sym site;      // "file:line" in the job's code, or empty
+  Sym when;      // the condition it carries, or empty
+  int64_t step = -1;
 };
-
-std::string as_string(const json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_null()) return "";
-  return v.dump();
-}
-
-std::string field_string(const json& obj, const char* key) {
-  auto it = obj.find(key);
-  return it == obj.end() ? "" : as_string(*it);
-}
-
-// A value that may have been written as a JSON-encoded string.
-json unwrap(const json& v) {
-  if (!v.is_string()) return v;
-  json inner = json::parse(v.get<std::string>(), nullptr, false);
-  return inner.is_discarded() ? v : inner;
-}
-
-bool json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-// A JSON list of plain ranks in a string, "[0, 1, 2]", as PyTorch writes pg_config:
-// read straight off the text (the world group's list is read from every dump, so
-// building it as JSON would cost rank count x dump count). nullopt for anything else
-// (a sign, a leading zero, a fraction, a rank past 2^31-1, a stray byte), which the
-// JSON path then reads, or rejects, as before.
-std::optional<std::vector<int>> plain_rank_list(std::string_view t) {
-  size_t i = 0;
-  const auto skip = [&] { while (i < t.size() && json_space(t[i])) ++i; };
-  skip();
-  if (i == t.size() || t[i] != '[') return std::nullopt;
-  ++i;
-  skip();
-  std::vector<int> out;
-  if (i < t.size() && t[i] == ']') {
-    ++i;
-  } else {
-    out.reserve(t.size() / 4);
-    while (true) {
-      const size_t start = i;
-      while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
-      const size_t digits = i - start;
-      if (digits == 0 || digits > 10 || (digits > 1 && t[start] == '0')) return std::nullopt;
-      int64_t x = 0;
-      for (size_t k = start; k < i; ++k) x = x * 10 + (t[k] - '0');
-      if (x > INT32_MAX) return std::nullopt;
-      out.push_back(static_cast<int>(x));
-      skip();
-      if (i == t.size()) return std::nullopt;
-      if (t[i] == ']') { ++i; break; }
-      if (t[i] != ',') return std::nullopt;
-      ++i;
-      skip();
-    }
-  }
-  skip();
-  if (i != t.size()) return std::nullopt;
-  return out;
-}
-
-// A group's ranks: a list of integers >= 0 (or that list JSON-encoded in a string).
-std::vector<int> parse_ranks(const json& v, DumpReader& rd, const JsonPath& path) {
-  if (v.is_string()) {
-    if (std::optional<std::vector<int>> plain = plain_rank_list(v.get_ref<const std::string&>())) {
-      if (!std::is_sorted(plain->begin(), plain->end())) std::sort(plain->begin(), plain->end());
-      return std::move(*plain);
-    }
-  }
-  std::vector<int> out;
-  const json ranks = unwrap(v);
-  if (!ranks.is_array()) return out;
-  for (const json& r : ranks) {
-    const int64_t x = rd.integer(SlotValue(&r), -1, path);
-    if (x < 0 || x > INT32_MAX)
-      rd.fail(path, "a rank must be an integer in 0 .. 2^31-1, got " + DumpReader::quote_json(SlotValue(&r)));
-    out.push_back(static_cast<int>(x));
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 // One dimension of a tensor's shape: a non-negative integer (or one in a string);
 // anything else (a float, a negative, a value past int64) reads as unknown.
@@ -507,57 +315,6 @@ FrEntry parse_entry(const EntrySlots& e, DumpReader& rd, size_t index) {
   out.set_group(group);
   out.set_call(call_of(e, rd));
   return out;
-}
-
-void read_groups(const json& root, FrDump& dump, DumpReader& rd) {
-  auto cfg = root.find("pg_config");
-  if (cfg == root.end() || !cfg->is_object()) return;
-  for (auto it = cfg->begin(); it != cfg->end(); ++it) {
-    json unwrapped;  // only a group written as a JSON string is parsed; others are read in place
-    if (it.value().is_string()) unwrapped = unwrap(it.value());
-    const json& v = it.value().is_string() ? unwrapped : it.value();
-    FrGroup g;
-    g.name = it.key();
-    if (v.is_object()) {
-      if (v.contains("name")) g.name = as_string(v["name"]);
-      g.desc = field_string(v, "desc");
-      if (v.contains("ranks")) g.ranks = parse_ranks(v["ranks"], rd, {{"pg_config", 0}, {it.key(), 0}, {"ranks", 0}});
-    }
-    dump.groups[g.name] = g;
-  }
-}
-
-void read_status(const json& root, FrDump& dump, DumpReader& rd) {
-  auto st = root.find("pg_status");
-  if (st == root.end() || !st->is_object()) return;
-  // pg_status is keyed by the rank-local pg_id; the analysis keys groups by their global
-  // name. An entry names both; without one (an empty or onlyActive dump), local ids
-  // 0..k-1 follow creation order, which is the numeric order of the k groups' names.
-  std::map<std::string, std::string> id_to_name;
-  for (const FrEntry& e : dump.entries) id_to_name.emplace(e.pg_id(), e.pg_name());
-  std::vector<std::string> by_creation;
-  for (const auto& [name, g] : dump.groups) by_creation.push_back(name);
-  std::stable_sort(by_creation.begin(), by_creation.end(), [](const std::string& a, const std::string& b) {
-    return std::make_pair(a.size(), a) < std::make_pair(b.size(), b);
-  });
-  bool local_ids = st->size() == by_creation.size();
-  for (size_t i = 0; local_ids && i < by_creation.size(); ++i) local_ids = st->contains(std::to_string(i));
-  for (auto it = st->begin(); it != st->end(); ++it) {
-    const json v = unwrap(it.value());
-    if (!v.is_object()) continue;
-    std::string name = it.key();
-    if (id_to_name.count(name)) {
-      name = id_to_name[name];
-    } else if (local_ids) {
-      name = by_creation[static_cast<size_t>(std::stoul(name))];
-    }
-    const JsonPath at{{"pg_status", 0}, {it.key(), 0}};
-    FrStatus s;
-    s.last_enqueued = rd.field(v, "last_enqueued_collective", -1, at);
-    s.last_started = rd.field(v, "last_started_collective", -1, at);
-    s.last_completed = rd.field(v, "last_completed_collective", -1, at);
-    dump.status[name] = s;
-  }
 }
 
 std::string parse_error_text(const std::string& what) {

@@ -1,0 +1,160 @@
+// The state of one flight-recorder dump being read (internal to record_reader.cc and
+// record_groups.cc): the first value that cannot be read becomes a located Diagnostic,
+// and a pickle's reads are kept by node for the whole dump (most entries share their
+// group, shapes and frames with thousands of others).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/diagnose/json_path.h"
+#include "sim/diagnose/record.h"
+#include "sim/diagnose/slot_value.h"
+#include "sim/diagnose/symbol.h"
+#include "sim/io/units.h"
+
+namespace fleetsim::diagnose::record_detail {
+
+using nlohmann::json;
+
+// Shapes already seen, by the hash of their four slots' values (shape_of). A JSON
+// dump's values are kept as copies (`owned`), a pickle's as views of its nodes.
+struct ShapeCache {
+  struct Cached {
+    std::unique_ptr<std::array<json, 4>> owned;
+    std::array<SlotValue, 4> view;
+    FrShapeId id;
+  };
+  std::unordered_map<size_t, std::vector<Cached>> buckets;
+};
+
+// A hash of a value's print (call_of): two lanes, so the multiplies overlap.
+struct PrintHash {
+  size_t operator()(const std::vector<uint64_t>& print) const {
+    constexpr uint64_t kMul = 0x9e3779b97f4a7c15ULL;
+    uint64_t a = print.size(), b = ~a;
+    size_t i = 0;
+    for (; i + 1 < print.size(); i += 2) {
+      a = std::rotl((a ^ print[i]) * kMul, 29);
+      b = std::rotl((b ^ print[i + 1]) * kMul, 31);
+    }
+    if (i < print.size()) a = std::rotl((a ^ print[i]) * kMul, 29);
+    return static_cast<size_t>(hash_mix(a, b));
+  }
+};
+
+// A pickle's reads by node, kept for the whole dump: each string node's symbol, its
+// shapes, and the call of each frames list by its print (call_of): most entries share
+// their group, shapes and frames with thousands of others.
+struct NodeCaches {
+  std::vector<Sym> syms;  // by node index; "" (the default) is read again: cheap
+  ShapeCache shapes;
+  std::unordered_map<std::vector<uint64_t>, FrCallId, PrintHash> calls;
+  // The same calls by the frames list's items as nodes (call_of): entries whose frames
+  // are the same memoized nodes (as PyTorch's pickler shares them) are found without
+  // printing them.
+  std::unordered_map<std::vector<uint64_t>, FrCallId, PrintHash> calls_by_node;
+  std::vector<uint64_t> print, by_node;  // the prints being made (no allocation per entry)
+};
+
+// A slot value as a symbol: a string as it is (interned from its view), null as "", else
+// its JSON (an integer's, the plain decimal nlohmann writes, without building the JSON).
+Sym as_sym(const SlotValue& v);
+
+// One dump being read: the first value it cannot read becomes a Diagnostic
+// naming its path and what was expected, at the value's FILE:LINE:COL in a
+// JSON dump (`text`), at the file in a pickle (`text` null). A pickle's values stay in
+// its arena for the whole read, so what is made of them is kept by node (`nodes`).
+struct DumpReader {
+  const std::string* text;
+  const std::string& file;
+  std::optional<Diagnostic> error;
+  NodeCaches nodes;
+
+  void fail(const JsonPath& path, const std::string& message) {
+    if (error) return;
+    Diagnostic d;
+    if (text) d.loc = loc_from_offset(*text, offset_of(*text, path) + 1, file);
+    else d.loc.file = file;
+    d.message = path_text(path) + ": " + message;
+    error = std::move(d);
+  }
+
+  // An integer, written as a JSON integer, a float with no fraction, or a
+  // string of decimal digits (PyTorch writes both forms); null or absent
+  // reads as `fallback`. Anything else is an error.
+  int64_t integer(const SlotValue& v, int64_t fallback, const JsonPath& path) {
+    return integer_at(v, fallback, [&] { return path; });
+  }
+  // As integer, the value's path made by `where` only when there is an error to name.
+  template <class Where>
+  int64_t integer_at(const SlotValue& v, int64_t fallback, const Where& where) {
+    if (v.is_null()) return fallback;
+    if (v.is_number_unsigned()) {
+      if (v.get_uint() <= static_cast<uint64_t>(INT64_MAX)) return static_cast<int64_t>(v.get_uint());
+    } else if (v.is_number_integer()) {
+      return v.get_int();
+    } else if (v.is_number_float()) {
+      const double d = v.get_double();
+      if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.2e18) return static_cast<int64_t>(d);
+    } else if (v.is_string()) {
+      const std::string s(v.get_string());
+      char* end = nullptr;
+      errno = 0;
+      const long long x = std::strtoll(s.c_str(), &end, 10);
+      if (!s.empty() && end == s.c_str() + s.size() && errno == 0) return x;
+    }
+    fail(where(), "expected an integer, got " + quote_json(v));
+    return fallback;
+  }
+
+  int64_t field(const json& obj, const char* key, int64_t fallback, JsonPath path) {
+    auto it = obj.find(key);
+    if (it == obj.end()) return fallback;
+    path.push_back({key, 0});
+    return integer(SlotValue(&*it), fallback, path);
+  }
+
+  // A sequence number: an integer >= 0 where present.
+  int64_t seq(const json& obj, const char* key, JsonPath path) {
+    const int64_t v = field(obj, key, -1, path);
+    if (v < 0 && obj.contains(key) && !obj[key].is_null()) {
+      path.push_back({key, 0});
+      fail(path, "a sequence number must be >= 0, got " + std::to_string(v));
+    }
+    return v;
+  }
+
+  // A slot value as a symbol (as_sym); a pickle's strings interned once per node.
+  Sym sym(const SlotValue& v) {
+    if (!v.arena() || !v.is_string()) return as_sym(v);
+    std::vector<Sym>& syms = nodes.syms;
+    if (v.node_id() >= syms.size()) syms.resize(std::max<size_t>(v.node_id() + 1, syms.size() * 2));
+    Sym& s = syms[v.node_id()];
+    if (s.empty()) s = as_sym(v);
+    return s;
+  }
+
+  // A JSON value as an error message quotes it: at most ~200 characters.
+  static std::string quote_json(const SlotValue& v) { return clip_value(v.dump()); }
+};
+
+// A dump's `key` as text: a string as it is, null or absent as "", else its JSON.
+std::string field_string(const json& obj, const char* key);
+// pg_config's groups and pg_status's counters (record_groups.cc).
+void read_groups(const json& root, FrDump& dump, DumpReader& rd);
+void read_status(const json& root, FrDump& dump, DumpReader& rd);
+
+}  // namespace fleetsim::diagnose::record_detail
