@@ -103,7 +103,7 @@ class Machine {
   bool fill(uint32_t target, size_t begin, const char* what);
   bool add_items(Node& n, const uint32_t* from, size_t count);
   bool memo_put(uint64_t id);
-  void memo_put_fast(uint64_t id);                    // pickle_steps.cc: the inline common cases
+  bool memo_put_dense(uint64_t id);                   // pickle_steps.cc: the inline common cases
   Node* top_below(size_t above, Kind kind);
   void collect_fast(Kind kind, const char* what);
   bool memo_get(uint64_t id);

@@ -174,15 +174,15 @@ bool Machine::memo_get(uint64_t id) {
   return true;
 }
 
-// memo_put's common case inline: an id within the dense vector and no sparse ids.
-[[gnu::always_inline]] inline void Machine::memo_put_fast(uint64_t id) {
-  if (id < memo_dense_.size() && memo_.empty() && !stack_.empty() && memo_count_ < limits_.max_memo) [[likely]] {
-    uint32_t& slot = memo_dense_[id];
-    memo_count_ += slot == kNoMemo ? 1 : 0;
-    slot = stack_.back();
-    return;
-  }
-  memo_put(id);
+// memo_put's common case: an id within the dense vector, no sparse ids, room under
+// max_memo. False (nothing done) otherwise: memo_put then takes it, and any error.
+[[gnu::always_inline]] inline bool Machine::memo_put_dense(uint64_t id) {
+  if (id >= memo_dense_.size() || !memo_.empty() || stack_.empty() || memo_count_ >= limits_.max_memo)
+    [[unlikely]] return false;
+  uint32_t& slot = memo_dense_[id];
+  memo_count_ += slot == kNoMemo ? 1 : 0;
+  slot = stack_.back();
+  return true;
 }
 
 // The container `above` values below the stack's top, if it is of `kind` and above the
@@ -238,17 +238,14 @@ bool Machine::memo_get(uint64_t id) {
     case 'J': pos_ += 4; push_int(static_cast<int32_t>(load_le<4>(at))); return;
     case 'X': pos_ += 4; push_string(load_le<4>(at), "BINUNICODE"); return;
     case 0x8c: pos_ += 1; push_string(load_le<1>(at), "SHORT_BINUNICODE"); return;
-    case 'q': pos_ += 1; memo_put_fast(load_le<1>(at)); return;
-    case 'r': pos_ += 4; memo_put_fast(load_le<4>(at)); return;
-    case 0x94: memo_put_fast(memo_count_); return;
-    case 'h':
-      pos_ += 1;
-      if (const uint8_t id = static_cast<uint8_t>(*at); id < memo_dense_.size() && memo_dense_[id] != kNoMemo) {
-        stack_.push_back(memo_dense_[id]);  // memo_get's common case
-        return;
-      }
-      memo_get(static_cast<uint8_t>(*at));
+    // BINPUT, LONG_BINPUT, BINGET and APPEND reach step() only where step_hot's common
+    // case did not apply: the general way, with its errors.
+    case 'q': pos_ += 1; memo_put(load_le<1>(at)); return;
+    case 'r': pos_ += 4; memo_put(load_le<4>(at)); return;
+    case 0x94:
+      if (!memo_put_dense(memo_count_)) memo_put(memo_count_);
       return;
+    case 'h': pos_ += 1; memo_get(static_cast<uint8_t>(*at)); return;
     case 'j': pos_ += 4; memo_get(load_le<4>(at)); return;
     case '(':
       if (marks_.size() >= limits_.max_depth) [[unlikely]] {
@@ -292,12 +289,7 @@ bool Machine::memo_get(uint64_t id) {
     case 0x8f: step_container(code, handled); return;
     case 'G': step_scalar(code, handled); return;
     case 'a':
-      if (Node* target = top_below(1, Kind::kList)) {
-        if (target->count < target->room) {
-          items_[target->first + target->count++] = stack_.back();  // APPEND with room: step_collect's case
-          stack_.pop_back();
-          return;
-        }
+      if (Node* target = top_below(1, Kind::kList)) {  // full (step_hot appends where there is room)
         if ((target->count == 0 || target->first + target->room == items_.size()) && items_.size() < UINT32_MAX) {
           if (target->count == 0) target->first = static_cast<uint32_t>(items_.size());  // as add_items grows it
           items_.push_back(stack_.back());
@@ -350,16 +342,10 @@ bool Machine::memo_get(uint64_t id) {
       return true;
     }
     case 'r':
-    case 'q': {
-      const uint64_t id = code == 'r' ? load_le<4>(p) : load_le<1>(p);
-      if (id >= memo_dense_.size() || !memo_.empty() || stack_.empty() || memo_count_ >= limits_.max_memo)
-        [[unlikely]] return false;
-      uint32_t& slot = memo_dense_[id];
-      memo_count_ += slot == kNoMemo ? 1 : 0;
-      slot = stack_.back();
+    case 'q':
+      if (!memo_put_dense(code == 'r' ? load_le<4>(p) : load_le<1>(p))) [[unlikely]] return false;
       pos += code == 'r' ? 4 : 1;
       return true;
-    }
     case ']':
     case '}': {
       Node* n = emit_at(at);
