@@ -130,7 +130,6 @@ struct LateArriver {
   int seq_count = 0;   // sequence numbers compared
   double mean_lag_ms = 0;  // how long the others waited for it, on average
 };
-std::optional<LateArriver> find_late_arriver(const std::map<int, FrDump>& dumps);
 
 // A group whose achieved bus bandwidth is far below its siblings of the same kind.
 struct SlowGroup {
@@ -140,9 +139,9 @@ struct SlowGroup {
   double busbw_gbps = 0;
   double sibling_busbw_gbps = 0;
 };
-std::optional<SlowGroup> find_slow_group(const std::map<int, FrDump>& dumps);
 
-// Both of the above from one alignment of the dumps (the slow group only if asked).
+// The late arriver and the slow group from one alignment of the dumps (the slow group
+// only if asked).
 struct TimingFindings {
   std::optional<LateArriver> late;
   std::optional<SlowGroup> slow_group;

@@ -276,14 +276,6 @@ std::optional<SlowGroup> slow_group_of(const Aligned& aligned) {
 
 }  // namespace
 
-std::optional<LateArriver> find_late_arriver(const std::map<int, FrDump>& dumps) {
-  return late_arriver_of(align_completed(dumps));
-}
-
-std::optional<SlowGroup> find_slow_group(const std::map<int, FrDump>& dumps) {
-  return slow_group_of(align_completed(dumps));
-}
-
 // One alignment for both; the two read it at once, each on its own thread, so their
 // answers are the same as the two alone.
 TimingFindings find_timing(const std::map<int, FrDump>& dumps, bool slow_group) {

@@ -52,7 +52,7 @@ TEST(FrAlign, LateArriverReadsTheLastEntryOfEachSeqInAnyOrder) {
       d.entries.push_back(completed(seq, seq * 100 * ms + (r == 2 ? 2 * ms : r * 1000)));
     }
   }
-  const std::optional<LateArriver> late = find_late_arriver(dumps);
+  const std::optional<LateArriver> late = find_timing(dumps, false).late;
   ASSERT_TRUE(late.has_value());
   EXPECT_EQ(late->rank, 2);
   EXPECT_EQ(late->late_count, 4);
