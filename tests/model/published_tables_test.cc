@@ -127,8 +127,9 @@ const Case kCases[] = {
      "a ring chain of 31 hops, timed as one op with NCCL's nRanks-hop latency of rings without sameChannels (93 us "
      "LL, 142 us LL128): 256 KiB - 4 MiB within 2-26%, 64-128 KiB 55-68% slow, 18-53% fast from 8 MiB. nccl-tests' "
      "20 back-to-back iterations pipeline along the chain only up to 4 KiB (8-11 us, 0.92-1.23 x the pipelined "
-     "time); from 8 KiB the table grows at about 4 GB/s per op to one op's time at 256 KiB, a rate no NCCL term "
-     "gives, so scored pipelined it would be 114% median. From 8 MiB the chain runs at 290-294 GB/s per added byte "
+     "time); from 8 KiB the table grows at about 4 GB/s per op to one op's time at 256 KiB (LL crosses a network "
+     "hop a step at a time through host memory, net.cc; its rate has no source), so scored pipelined it would be "
+     "114% median. From 8 MiB the chain runs at 290-294 GB/s per added byte "
      "against 323-331 for the same NICs' rings: a fixed cost per 512 KiB chain slice would explain it (about 5 us, "
      "solved from these tables, so not a term). The cluster's broadcast table has the same profile",
      "2.30", 0, kVpbench4x8AllReduce},
