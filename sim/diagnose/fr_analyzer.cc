@@ -55,6 +55,7 @@ struct DumpPart {
   GroupView* view = nullptr;
   Lane* lane = nullptr;
   Sym entry_desc;
+  bool ascending = true;  // the lane so far holds one entry a seq, ascending (no sort needed)
 };
 
 // Files one dump's collective entries into its lanes in one pass over the entries
@@ -68,20 +69,27 @@ void fill_lanes(const FrDump& dump, std::vector<std::pair<Sym, DumpPart>>& parts
   Sym last_name;
   DumpPart* last = part_of(last_name);
   for (const FrEntry& e : dump.entries) {
-    if (e.pg_name() != last_name) {
-      last_name = e.pg_name();
+    const FrGroupFacts& group = e.group();  // read once: name and description
+    if (group.pg_name != last_name) {
+      last_name = group.pg_name;
       last = part_of(last_name);
     }
     if (!last) continue;
-    if (!e.pg_desc().empty()) last->entry_desc = e.pg_desc();
+    if (!group.pg_desc.empty()) last->entry_desc = group.pg_desc;
     if (e.is_p2p || e.collective_seq_id < 0) continue;
-    last->lane->by_seq.push_back(&e);
+    std::vector<const FrEntry*>& by_seq = last->lane->by_seq;
+    if (!by_seq.empty() && by_seq.back()->collective_seq_id >= e.collective_seq_id) last->ascending = false;
+    by_seq.push_back(&e);
     last->lane->max_known = std::max(last->lane->max_known, e.collective_seq_id);
   }
   for (auto& [n, part] : parts) {
     Lane& lane = *part.lane;
     lane.has_dump = true;
-    keep_last_by_seq(lane.by_seq);
+    if (part.ascending) {
+      lane.by_seq.shrink_to_fit();  // one entry a seq already: keep_last_by_seq would only check it
+    } else {
+      keep_last_by_seq(lane.by_seq);
+    }
     auto st = dump.status.find(n.str());
     if (st != dump.status.end()) lane.max_known = std::max(lane.max_known, st->second.last_enqueued);
     if (part.view->desc.empty()) part.view->desc = part.entry_desc.str();
@@ -258,7 +266,14 @@ std::vector<int64_t> seqs_of(const GroupView& v) {
   if (static_cast<uint64_t>(hi - lo) < 4 * held + 1024) {
     std::vector<uint8_t> seen(static_cast<size_t>(hi - lo + 1), 0);
     for (const auto& [r, lane] : v.lanes) {
-      for (const FrEntry* e : lane.by_seq) seen[static_cast<size_t>(e->collective_seq_id - lo)] = 1;
+      const std::vector<const FrEntry*>& held_seqs = lane.by_seq;
+      const int64_t first = held_seqs.empty() ? 0 : held_seqs.front()->collective_seq_id;
+      const int64_t last = held_seqs.empty() ? -1 : held_seqs.back()->collective_seq_id;
+      if (!held_seqs.empty() && static_cast<uint64_t>(last - first) + 1 == held_seqs.size()) {
+        std::fill(seen.begin() + (first - lo), seen.begin() + (last - lo) + 1, uint8_t{1});  // consecutive
+      } else {
+        for (const FrEntry* e : held_seqs) seen[static_cast<size_t>(e->collective_seq_id - lo)] = 1;
+      }
       if (lane.max_known >= 0) seen[static_cast<size_t>(lane.max_known - lo)] = 1;
     }
     for (size_t i = 0; i < seen.size(); ++i)
@@ -281,17 +296,21 @@ class LaneCursors {
   explicit LaneCursors(const GroupView& v) {
     for (const auto& [r, lane] : v.lanes) cursors_.push_back({&lane, 0});
   }
-  // Moves every cursor to `seq`; seqs must come in ascending order.
+  // Moves every cursor to `seq`; seqs must come in ascending order. Notes on the way
+  // whether every entry at the seq names its op (frames[0].name).
   void advance(int64_t seq) {
+    all_named_ = true;
     for (Cursor& c : cursors_) {
       const std::vector<const FrEntry*>& s = c.lane->by_seq;
       while (c.pos < s.size() && s[c.pos]->collective_seq_id < seq) ++c.pos;
       c.at = c.pos < s.size() && s[c.pos]->collective_seq_id == seq ? s[c.pos] : nullptr;
+      if (c.at && all_named_ && c.at->op_name().empty()) all_named_ = false;
     }
   }
   size_t size() const { return cursors_.size(); }
   const Lane& lane(size_t i) const { return *cursors_[i].lane; }
   const FrEntry* at(size_t i) const { return cursors_[i].at; }  // the lane's entry at the seq, or null
+  bool all_named() const { return all_named_; }  // every entry at the seq names its op
 
  private:
   struct Cursor {
@@ -300,15 +319,8 @@ class LaneCursors {
     const FrEntry* at = nullptr;
   };
   std::vector<Cursor> cursors_;
+  bool all_named_ = true;
 };
-
-bool all_named(const LaneCursors& lanes) {
-  for (size_t i = 0; i < lanes.size(); ++i) {
-    const FrEntry* e = lanes.at(i);
-    if (e && e->op_name().empty()) return false;
-  }
-  return true;
-}
 
 void fill_divergence(const GroupView& v, int64_t seq, const Classes& classes,
                      const std::map<int, const FrEntry*>& at, Divergence& d) {
@@ -355,11 +367,17 @@ bool one_class(const LaneCursors& lanes, int64_t seq, bool use_names) {
   using Print = std::array<uint32_t, 7>;
   std::optional<Print> first;
   bool variable = false;
+  const FrEntry* first_entry = nullptr;  // the entry `first` was made of, if any
   for (size_t i = 0; i < lanes.size(); ++i) {
     const Lane& lane = lanes.lane(i);
     if (!lane.has_dump) continue;
     Print p{};
     const FrEntry* e = seq > lane.max_known ? nullptr : lanes.at(i);
+    // The same op, shapes and frame facts as the first entry (the interned tuples are one
+    // object each): the same print, told without reading the tuples' fields.
+    if (e && first_entry && e->profiling_name == first_entry->profiling_name &&
+        &e->shape() == &first_entry->shape() && &e->call() == &first_entry->call())
+      continue;
     if (seq > lane.max_known) {
       p[0] = 1;
     } else if (!e) {
@@ -367,11 +385,16 @@ bool one_class(const LaneCursors& lanes, int64_t seq, bool use_names) {
       p[0] = 2;
     } else {
       if (!first || (*first)[0] != 0) variable = variable_size(e->profiling_name);
-      p = {0, e->profiling_name.id(), variable ? 0 : e->input_sizes().id(), variable ? 0 : e->output_sizes().id(),
-           e->input_dtypes().id(), e->output_dtypes().id(), use_names ? e->op_name().id() : 0};
+      const FrShape& shape = e->shape();
+      p = {0, e->profiling_name.id(), variable ? 0 : shape.input_sizes.id(), variable ? 0 : shape.output_sizes.id(),
+           shape.input_dtypes.id(), shape.output_dtypes.id(), use_names ? e->op_name().id() : 0};
     }
-    if (!first) first = p;
-    else if (p != *first) return false;
+    if (!first) {
+      first = p;
+      first_entry = e;
+    } else if (p != *first) {
+      return false;
+    }
   }
   return true;
 }
@@ -380,7 +403,7 @@ std::optional<Divergence> first_divergence(const GroupView& v) {
   LaneCursors cursors(v);
   for (int64_t seq : seqs_of(v)) {
     cursors.advance(seq);
-    const bool use_names = all_named(cursors);
+    const bool use_names = cursors.all_named();
     if (one_class(cursors, seq, use_names)) continue;
     Classes classes;
     std::map<int, const FrEntry*> at;
@@ -415,22 +438,35 @@ bool more_telling(const Divergence& a, const Divergence& b) {
 }
 
 void find_timeouts(const std::map<int, FrDump>& dumps, FrFindings& f) {
+  const Sym completed("completed");  // symbols are equal where their texts are: one compare each
+  // Per dump, where its first entry not completed sits: the second pass starts there
+  // (a ring's unfinished work is its tail), not at every entry again.
+  std::vector<size_t> first_open;
+  first_open.reserve(dumps.size());
   for (const auto& [rank, dump] : dumps) {
-    if (dump.entries.empty()) continue;
+    size_t open = dump.entries.size();
+    if (dump.entries.empty()) {
+      first_open.push_back(open);
+      continue;
+    }
     int64_t last = 0;
-    for (const FrEntry& e : dump.entries) {
+    for (size_t i = 0; i < dump.entries.size(); ++i) {
+      const FrEntry& e = dump.entries[i];
       f.now_ns = std::max({f.now_ns, e.time_created_ns, e.time_discovered_started_ns,
                            e.time_discovered_completed_ns});
       last = std::max(last, e.time_created_ns);
+      if (open == dump.entries.size() && e.state != completed) open = i;
     }
     f.last_enqueue_ns[rank] = last;
+    first_open.push_back(open);
   }
-  const Sym completed("completed");  // symbols are equal where their texts are: one compare each
+  size_t dump_index = 0;
   for (const auto& [rank, dump] : dumps) {
     Sym status_name;  // the group whose pg_status `status` is (looked up once a run of its entries)
     const FrStatus* status = nullptr;
     bool looked = false;
-    for (const FrEntry& e : dump.entries) {
+    for (size_t i = first_open[dump_index++]; i < dump.entries.size(); ++i) {
+      const FrEntry& e = dump.entries[i];
       if (e.state == completed) continue;
       // With timing off an entry stays `scheduled` (and is retired) once done: pg_status
       // says whether its group completed it.
