@@ -304,12 +304,16 @@ class LaneCursors {
       const std::vector<const FrEntry*>& s = c.lane->by_seq;
       while (c.pos < s.size() && s[c.pos]->collective_seq_id < seq) ++c.pos;
       c.at = c.pos < s.size() && s[c.pos]->collective_seq_id == seq ? s[c.pos] : nullptr;
-      if (c.at && all_named_ && c.at->op_name().empty()) all_named_ = false;
+      if (!c.at) continue;
+      if (c.pos + 1 < s.size()) prefetch_entry(s[c.pos + 1]);  // read at the next seq, after every other lane
+      c.call = &c.at->call();
+      if (c.call->op_name.empty()) all_named_ = false;
     }
   }
   size_t size() const { return cursors_.size(); }
   const Lane& lane(size_t i) const { return *cursors_[i].lane; }
   const FrEntry* at(size_t i) const { return cursors_[i].at; }  // the lane's entry at the seq, or null
+  const FrCall& call(size_t i) const { return *cursors_[i].call; }  // at(i)'s frame facts (at(i) not null)
   bool all_named() const { return all_named_; }  // every entry at the seq names its op
 
  private:
@@ -317,6 +321,7 @@ class LaneCursors {
     const Lane* lane;
     size_t pos;
     const FrEntry* at = nullptr;
+    const FrCall* call = nullptr;  // at's, read once
   };
   std::vector<Cursor> cursors_;
   bool all_named_ = true;
@@ -368,6 +373,8 @@ bool one_class(const LaneCursors& lanes, int64_t seq, bool use_names) {
   std::optional<Print> first;
   bool variable = false;
   const FrEntry* first_entry = nullptr;  // the entry `first` was made of, if any
+  const FrShape* first_shape = nullptr;  // and its tuples
+  const FrCall* first_call = nullptr;
   for (size_t i = 0; i < lanes.size(); ++i) {
     const Lane& lane = lanes.lane(i);
     if (!lane.has_dump) continue;
@@ -375,8 +382,8 @@ bool one_class(const LaneCursors& lanes, int64_t seq, bool use_names) {
     const FrEntry* e = seq > lane.max_known ? nullptr : lanes.at(i);
     // The same op, shapes and frame facts as the first entry (the interned tuples are one
     // object each): the same print, told without reading the tuples' fields.
-    if (e && first_entry && e->profiling_name == first_entry->profiling_name &&
-        &e->shape() == &first_entry->shape() && &e->call() == &first_entry->call())
+    if (e && first_entry && e->profiling_name == first_entry->profiling_name && &lanes.call(i) == first_call &&
+        &e->shape() == first_shape)
       continue;
     if (seq > lane.max_known) {
       p[0] = 1;
@@ -387,7 +394,11 @@ bool one_class(const LaneCursors& lanes, int64_t seq, bool use_names) {
       if (!first || (*first)[0] != 0) variable = variable_size(e->profiling_name);
       const FrShape& shape = e->shape();
       p = {0, e->profiling_name.id(), variable ? 0 : shape.input_sizes.id(), variable ? 0 : shape.output_sizes.id(),
-           shape.input_dtypes.id(), shape.output_dtypes.id(), use_names ? e->op_name().id() : 0};
+           shape.input_dtypes.id(), shape.output_dtypes.id(), use_names ? lanes.call(i).op_name.id() : 0};
+      if (!first) {
+        first_shape = &shape;
+        first_call = &lanes.call(i);
+      }
     }
     if (!first) {
       first = p;

@@ -163,7 +163,10 @@ void for_each_seq(const AlignedGroup& ag, F&& f) {
       run.clear();
       for (size_t i = 0; i < ag.runs.size(); ++i) {
         const std::vector<const FrEntry*>& at = ag.runs[i].at;
-        if (cursor[i] < at.size() && at[cursor[i]]->collective_seq_id == seq) run.emplace_back(ag.runs[i].index, at[cursor[i]++]);
+        if (cursor[i] < at.size() && at[cursor[i]]->collective_seq_id == seq) {
+          run.emplace_back(ag.runs[i].index, at[cursor[i]++]);
+          if (cursor[i] < at.size()) prefetch_entry(at[cursor[i]]);  // read at a later seq
+        }
       }
       f(run);
     }
@@ -269,8 +272,19 @@ std::optional<LateArriver> late_arriver_of(const LateTally& t, const std::map<in
   return best;
 }
 
+// The last dtype and op texts read, with what they gave: consecutive seqs of a group
+// mostly repeat them, so their texts are searched once a change, not once a seq.
+struct TextMemo {
+  Sym dtypes;
+  double dtype_bytes = 0;
+  Sym op;
+  double n = 0;
+  double bus_factor = 0;
+  bool any = false;
+};
+
 // One seq's bus bandwidth in GB/s (from its fastest member's duration), or nullopt.
-std::optional<double> busbw_sample(const AlignedGroup& ag, const AtSeq& at) {
+std::optional<double> busbw_sample(const AlignedGroup& ag, const AtSeq& at, TextMemo& memo) {
   double fastest_ms = 0;
   const FrEntry* any = nullptr;
   for (const auto& [i, e] : at) {
@@ -278,10 +292,16 @@ std::optional<double> busbw_sample(const AlignedGroup& ag, const AtSeq& at) {
     if (!any || *e->duration_ms() < fastest_ms) fastest_ms = *e->duration_ms();
     any = e;
   }
-  if (!any || any->input_numel() <= 0) return std::nullopt;
-  const double bytes = static_cast<double>(any->input_numel()) * dtype_bytes(any->input_dtypes());
+  if (!any) return std::nullopt;
+  const FrShape& shape = any->shape();
+  if (shape.input_numel <= 0) return std::nullopt;
   const double n = static_cast<double>(std::max<size_t>(ag.info.members.size(), at.size()));
-  return bytes / (fastest_ms * 1e6) * bus_factor(any->profiling_name, n);
+  if (!memo.any || memo.dtypes != shape.input_dtypes || memo.op != any->profiling_name || memo.n != n) {
+    memo = {shape.input_dtypes, dtype_bytes(shape.input_dtypes), any->profiling_name, n,
+            bus_factor(any->profiling_name, n), true};
+  }
+  const double bytes = static_cast<double>(shape.input_numel) * memo.dtype_bytes;
+  return bytes / (fastest_ms * 1e6) * memo.bus_factor;
 }
 
 // `busbw`: per group (index into `aligned`, in key order), its median sample, GB/s.
@@ -328,12 +348,13 @@ TimingFindings find_timing(const std::map<int, FrDump>& dumps, bool slow_group) 
   LateTally tally(dumps.size());
   std::map<size_t, double> busbw;
   std::vector<double> samples;
+  TextMemo memo;
   for (size_t key = 0; key < aligned.size(); ++key) {
     samples.clear();
     for_each_seq(aligned[key], [&](const AtSeq& at) {
       tally_late(at, tally);
       if (!slow_group) return;
-      if (const std::optional<double> bw = busbw_sample(aligned[key], at)) samples.push_back(*bw);
+      if (const std::optional<double> bw = busbw_sample(aligned[key], at, memo)) samples.push_back(*bw);
     });
     if (!samples.empty()) busbw[key] = median(samples);
   }
