@@ -58,9 +58,20 @@ struct DumpPart {
   bool ascending = true;  // the lane so far holds one entry a seq, ascending (no sort needed)
 };
 
+// What the timeout check needs of one dump, read in the lanes' pass: its latest
+// timestamp, its newest entry's enqueue time, and where its first entry not completed
+// sits (the check reads from there: a ring's unfinished work is its tail).
+struct DumpTimes {
+  int64_t latest_ns = 0;
+  int64_t last_enqueue_ns = 0;
+  size_t first_open = 0;
+};
+
 // Files one dump's collective entries into its lanes in one pass over the entries
-// (by group symbol), each lane then sorted by seq with one entry per seq.
-void fill_lanes(const FrDump& dump, std::vector<std::pair<Sym, DumpPart>>& parts) {
+// (by group symbol), each lane then sorted by seq with one entry per seq; notes its times.
+void fill_lanes(const FrDump& dump, std::vector<std::pair<Sym, DumpPart>>& parts, DumpTimes& times) {
+  static const Sym completed("completed");  // symbols are equal where their texts are: one compare each
+  times.first_open = dump.entries.size();
   auto part_of = [&](Sym name) -> DumpPart* {
     for (auto& [n, part] : parts)
       if (n == name) return &part;
@@ -69,6 +80,11 @@ void fill_lanes(const FrDump& dump, std::vector<std::pair<Sym, DumpPart>>& parts
   Sym last_name;
   DumpPart* last = part_of(last_name);
   for (const FrEntry& e : dump.entries) {
+    times.latest_ns = std::max({times.latest_ns, e.time_created_ns, e.time_discovered_started_ns,
+                                e.time_discovered_completed_ns});
+    times.last_enqueue_ns = std::max(times.last_enqueue_ns, e.time_created_ns);
+    if (times.first_open == dump.entries.size() && e.state != completed)
+      times.first_open = static_cast<size_t>(&e - dump.entries.data());
     const FrGroupFacts& group = e.group();  // read once: name and description
     if (group.pg_name != last_name) {
       last_name = group.pg_name;
@@ -100,10 +116,12 @@ void fill_lanes(const FrDump& dump, std::vector<std::pair<Sym, DumpPart>>& parts
 // by its name and its interned member list (one pointer, shared by every dump naming
 // the same members), not by comparing the lists; the instances are then put in
 // (name, members) order.
-std::vector<GroupView> build_groups(const std::map<int, FrDump>& dumps) {
+std::vector<GroupView> build_groups(const std::map<int, FrDump>& dumps, std::vector<DumpTimes>& times) {
+  times.assign(dumps.size(), DumpTimes{});
   std::map<std::pair<std::string, const std::vector<int>*>, size_t> index;
   std::deque<GroupView> views;  // pointers into it are held while a dump is filed
   std::vector<std::pair<Sym, DumpPart>> parts;
+  size_t dump_index = 0;
   for (const auto& [rank, dump] : dumps) {
     parts.clear();
     for (const std::string& n : group_names(dump)) {
@@ -119,7 +137,7 @@ std::vector<GroupView> build_groups(const std::map<int, FrDump>& dumps) {
       if (g && !g->desc.empty()) v.desc = g->desc;
       parts.emplace_back(Sym(n), DumpPart{&v, &v.lanes[rank], Sym()});
     }
-    fill_lanes(dump, parts);
+    fill_lanes(dump, parts, times[dump_index++]);
   }
   std::vector<size_t> order(views.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -448,35 +466,22 @@ bool more_telling(const Divergence& a, const Divergence& b) {
          std::make_tuple(b.tie, pb, b.time_ns, b.pg_name);
 }
 
-void find_timeouts(const std::map<int, FrDump>& dumps, FrFindings& f) {
+// `times`: each dump's, in rank order, as fill_lanes noted them.
+void find_timeouts(const std::map<int, FrDump>& dumps, const std::vector<DumpTimes>& times, FrFindings& f) {
   const Sym completed("completed");  // symbols are equal where their texts are: one compare each
-  // Per dump, where its first entry not completed sits: the second pass starts there
-  // (a ring's unfinished work is its tail), not at every entry again.
-  std::vector<size_t> first_open;
-  first_open.reserve(dumps.size());
+  size_t k = 0;
   for (const auto& [rank, dump] : dumps) {
-    size_t open = dump.entries.size();
-    if (dump.entries.empty()) {
-      first_open.push_back(open);
-      continue;
-    }
-    int64_t last = 0;
-    for (size_t i = 0; i < dump.entries.size(); ++i) {
-      const FrEntry& e = dump.entries[i];
-      f.now_ns = std::max({f.now_ns, e.time_created_ns, e.time_discovered_started_ns,
-                           e.time_discovered_completed_ns});
-      last = std::max(last, e.time_created_ns);
-      if (open == dump.entries.size() && e.state != completed) open = i;
-    }
-    f.last_enqueue_ns[rank] = last;
-    first_open.push_back(open);
+    const DumpTimes& t = times[k++];
+    if (dump.entries.empty()) continue;
+    f.now_ns = std::max(f.now_ns, t.latest_ns);
+    f.last_enqueue_ns[rank] = t.last_enqueue_ns;
   }
   size_t dump_index = 0;
   for (const auto& [rank, dump] : dumps) {
     Sym status_name;  // the group whose pg_status `status` is (looked up once a run of its entries)
     const FrStatus* status = nullptr;
     bool looked = false;
-    for (size_t i = first_open[dump_index++]; i < dump.entries.size(); ++i) {
+    for (size_t i = times[dump_index++].first_open; i < dump.entries.size(); ++i) {
       const FrEntry& e = dump.entries[i];
       if (e.state == completed) continue;
       // With timing off an entry stays `scheduled` (and is retired) once done: pg_status
@@ -508,15 +513,16 @@ void find_timeouts(const std::map<int, FrDump>& dumps, FrFindings& f) {
 
 FrFindings analyze_fr(const std::map<int, FrDump>& dumps, bool waits) {
   FrFindings f;
-  {
-    PhaseTimer t("timeouts");
-    find_timeouts(dumps, f);
-  }
   std::set<int> missing;
   std::vector<GroupView> groups;
+  std::vector<DumpTimes> times;
   {
     PhaseTimer t("divergence alignment");
-    groups = build_groups(dumps);
+    groups = build_groups(dumps, times);
+  }
+  {
+    PhaseTimer t("timeouts");  // the tails of the dumps (their times were read with the lanes)
+    find_timeouts(dumps, times, f);
   }
   {
     PhaseTimer t("divergence search");
