@@ -8,6 +8,7 @@
 #include <array>
 #include <climits>
 #include <deque>
+#include <functional>
 #include <set>
 #include <tuple>
 
@@ -69,7 +70,9 @@ struct DumpTimes {
 
 // Files one dump's collective entries into its lanes in one pass over the entries
 // (by group symbol), each lane then sorted by seq with one entry per seq; notes its times.
-void fill_lanes(const FrDump& dump, std::vector<std::pair<Sym, DumpPart>>& parts, DumpTimes& times) {
+// With `add_part`, an entry's non-empty group name without a part gets one made.
+void fill_lanes(const FrDump& dump, std::vector<std::pair<Sym, DumpPart>>& parts, DumpTimes& times,
+                const std::function<void(const std::string&)>& add_part) {
   static const Sym completed("completed");  // symbols are equal where their texts are: one compare each
   times.first_open = dump.entries.size();
   auto part_of = [&](Sym name) -> DumpPart* {
@@ -89,6 +92,10 @@ void fill_lanes(const FrDump& dump, std::vector<std::pair<Sym, DumpPart>>& parts
     if (group.pg_name != last_name) {
       last_name = group.pg_name;
       last = part_of(last_name);
+      if (!last && add_part && !last_name.empty()) {
+        add_part(last_name.str());
+        last = &parts.back().second;
+      }
     }
     if (!last) continue;
     if (!group.pg_desc.empty()) last->entry_desc = group.pg_desc;
@@ -124,7 +131,7 @@ std::vector<GroupView> build_groups(const std::map<int, FrDump>& dumps, std::vec
   size_t dump_index = 0;
   for (const auto& [rank, dump] : dumps) {
     parts.clear();
-    for (const std::string& n : group_names(dump)) {
+    const auto add_part = [&](const std::string& n) {
       const FrGroup* g = group_config(dump, n);
       const std::vector<int>* members = g && !g->ranks.empty() ? &g->ranks.get() : nullptr;
       auto [it, fresh] = index.emplace(std::pair(n, members), views.size());
@@ -136,8 +143,13 @@ std::vector<GroupView> build_groups(const std::map<int, FrDump>& dumps, std::vec
       GroupView& v = views[it->second];
       if (g && !g->desc.empty()) v.desc = g->desc;
       parts.emplace_back(Sym(n), DumpPart{&v, &v.lanes[rank], Sym()});
-    }
-    fill_lanes(dump, parts, times[dump_index++]);
+    };
+    // The entries' own group names are met in the pass (no pass of their own) unless
+    // pg_config's empty key makes them needed first.
+    const std::optional<std::vector<std::string>> known = names_outside_entries(dump);
+    for (const std::string& n : known ? *known : group_names(dump)) add_part(n);
+    fill_lanes(dump, parts, times[dump_index++],
+               known ? std::function<void(const std::string&)>(add_part) : nullptr);
   }
   std::vector<size_t> order(views.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;

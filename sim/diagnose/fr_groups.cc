@@ -47,6 +47,16 @@ std::vector<std::string> group_names(const FrDump& dump) {
   return std::vector<std::string>(names.begin(), names.end());
 }
 
+std::optional<std::vector<std::string>> names_outside_entries(const FrDump& dump) {
+  if (dump.groups.count("")) return std::nullopt;
+  std::set<std::string> names;
+  for (const auto& [n, st] : dump.status) {
+    if (!n.empty()) names.insert(n);
+  }
+  for (const auto& [n, g] : dump.groups) names.insert(n);
+  return std::vector<std::string>(names.begin(), names.end());
+}
+
 void keep_last_by_seq(std::vector<const FrEntry*>& entries) {
   const auto out_of_step = [](const FrEntry* a, const FrEntry* b) { return a->collective_seq_id >= b->collective_seq_id; };
   if (std::adjacent_find(entries.begin(), entries.end(), out_of_step) == entries.end()) {

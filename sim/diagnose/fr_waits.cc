@@ -7,6 +7,7 @@
 // the members that never enqueued that seq or left no dump.
 #include <algorithm>
 #include <climits>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <set>
@@ -142,8 +143,10 @@ void scan_entry(const FrEntry& e, bool timed, Scan& s) {
 }
 
 // Every listed group's scan over the dump's entries, and its unfinished p2p work, in
-// one pass (by group symbol).
-void scan_dump(int rank, const FrDump& dump, bool timed, std::vector<Scan>& scans, std::vector<OpenP2p>& open) {
+// one pass (by group symbol). With `add_scan`, an entry's non-empty group name without a
+// scan gets one made.
+void scan_dump(int rank, const FrDump& dump, bool timed, std::vector<Scan>& scans, std::vector<OpenP2p>& open,
+               const std::function<void(const std::string&)>& add_scan) {
   Scan* last = nullptr;
   for (const FrEntry& e : dump.entries) {
     if (e.is_p2p && !finished(e, nullptr, timed)) open.push_back({rank, &e});
@@ -151,6 +154,10 @@ void scan_dump(int rank, const FrDump& dump, bool timed, std::vector<Scan>& scan
       last = nullptr;
       for (Scan& s : scans)
         if (s.name == e.pg_name()) last = &s;
+      if (!last && add_scan && !e.pg_name().empty()) {
+        add_scan(e.pg_name().str());
+        last = &scans.back();
+      }
       if (!last) continue;
     }
     scan_entry(e, timed, *last);
@@ -186,21 +193,27 @@ std::map<std::string, Group> collect_groups(const std::map<int, FrDump>& dumps, 
   for (const auto& [rank, dump] : dumps) {
     const bool timed = timing_on(dump);
     std::vector<Scan> scans;
-    for (const std::string& n : group_names(dump)) {
+    const auto add_scan = [&](const std::string& n) {
       const FrGroup* c = group_config(dump, n);
-      const Sym name_sym(n);
-      // pg_status keyed by a local pg_id the reader could not map (an empty dump) would
-      // land on another group's global name: only the groups the dump names otherwise.
-      if (!c && !dump.groups.empty() && !in_entries(dump, name_sym)) continue;
       Group& g = groups[n];
       if (c) {
         if (g.members.empty()) g.members = c->ranks;
         if (g.desc.empty()) g.desc = c->desc;
       }
       auto st = dump.status.find(n);
-      scans.push_back(Scan{name_sym, &g, st == dump.status.end() ? nullptr : &st->second});
+      scans.push_back(Scan{Sym(n), &g, st == dump.status.end() ? nullptr : &st->second});
+    };
+    // The entries' own group names are met in the pass (no pass of their own) unless
+    // pg_config's empty key makes them needed first.
+    const std::optional<std::vector<std::string>> known = names_outside_entries(dump);
+    for (const std::string& n : known ? *known : group_names(dump)) {
+      // pg_status keyed by a local pg_id the reader could not map (an empty dump) would
+      // land on another group's global name: only the groups the dump names otherwise
+      // (a name the entries give is met in the pass, where `known`).
+      if (!group_config(dump, n) && !dump.groups.empty() && (known || !in_entries(dump, Sym(n)))) continue;
+      add_scan(n);
     }
-    scan_dump(rank, dump, timed, scans, open);
+    scan_dump(rank, dump, timed, scans, open, known ? std::function<void(const std::string&)>(add_scan) : nullptr);
     for (const Scan& s : scans) s.g->at[rank] = progress_of(s);
   }
   for (auto& [n, g] : groups) {
