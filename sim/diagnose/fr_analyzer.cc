@@ -7,12 +7,19 @@
 #include <algorithm>
 #include <array>
 #include <climits>
-#include <deque>
 #include <set>
 #include <tuple>
 
+#include "sim/diagnose/fr_lanes.h"
+
 namespace fleetsim::diagnose {
 namespace {
+
+using fr_detail::build_groups;
+using fr_detail::DumpTimes;
+using fr_detail::GroupView;
+using fr_detail::Lane;
+using fr_detail::seqs_of;
 
 const char kAbsent[] = "\x01" "absent";
 const char kEnqueuedNoEntry[] = "\x02" "enqueued";
@@ -31,104 +38,6 @@ bool variable_size(const std::string& profiling_name) {
 
 std::string sizes_key(const FrEntry& e) {
   return variable_size(e.profiling_name) ? std::string("*|*") : e.input_sizes() + "|" + e.output_sizes();
-}
-
-// One member's view of one group. Its entries are pointers sorted by collective_seq_id,
-// one per seq (the last in dump order wins): 8 bytes an entry, where a map node per
-// entry cost 48 (at 16,384 ranks, 1.5 GB of the diagnose's peak).
-struct Lane {
-  bool has_dump = false;
-  std::vector<const FrEntry*> by_seq;
-  int64_t max_known = -1;  // highest seq it enqueued (entries or pg_status)
-};
-
-struct GroupView {
-  std::string name;
-  std::string desc;
-  std::vector<int> members;
-  std::map<int, Lane> lanes;
-};
-
-// One dump's part of one group: its lane, and the last non-empty description its
-// entries give the group.
-struct DumpPart {
-  GroupView* view = nullptr;
-  Lane* lane = nullptr;
-  Sym entry_desc;
-};
-
-// Files one dump's collective entries into its lanes in one pass over the entries
-// (by group symbol), each lane then sorted by seq with one entry per seq.
-void fill_lanes(const FrDump& dump, std::vector<std::pair<Sym, DumpPart>>& parts) {
-  auto part_of = [&](Sym name) -> DumpPart* {
-    for (auto& [n, part] : parts)
-      if (n == name) return &part;
-    return nullptr;
-  };
-  Sym last_name;
-  DumpPart* last = part_of(last_name);
-  for (const FrEntry& e : dump.entries) {
-    if (e.pg_name() != last_name) {
-      last_name = e.pg_name();
-      last = part_of(last_name);
-    }
-    if (!last) continue;
-    if (!e.pg_desc().empty()) last->entry_desc = e.pg_desc();
-    if (e.is_p2p || e.collective_seq_id < 0) continue;
-    last->lane->by_seq.push_back(&e);
-    last->lane->max_known = std::max(last->lane->max_known, e.collective_seq_id);
-  }
-  for (auto& [n, part] : parts) {
-    Lane& lane = *part.lane;
-    lane.has_dump = true;
-    keep_last_by_seq(lane.by_seq);
-    auto st = dump.status.find(n.str());
-    if (st != dump.status.end()) lane.max_known = std::max(lane.max_known, st->second.last_enqueued);
-    if (part.view->desc.empty()) part.view->desc = part.entry_desc.str();
-  }
-}
-
-// The groups by (name, members), each member's lane filled. A group instance is found
-// by its name and its interned member list (one pointer, shared by every dump naming
-// the same members), not by comparing the lists; the instances are then put in
-// (name, members) order.
-std::vector<GroupView> build_groups(const std::map<int, FrDump>& dumps) {
-  std::map<std::pair<std::string, const std::vector<int>*>, size_t> index;
-  std::deque<GroupView> views;  // pointers into it are held while a dump is filed
-  std::vector<std::pair<Sym, DumpPart>> parts;
-  for (const auto& [rank, dump] : dumps) {
-    parts.clear();
-    for (const std::string& n : group_names(dump)) {
-      const FrGroup* g = group_config(dump, n);
-      const std::vector<int>* members = g && !g->ranks.empty() ? &g->ranks.get() : nullptr;
-      auto [it, fresh] = index.emplace(std::pair(n, members), views.size());
-      if (fresh) {
-        views.emplace_back();
-        views.back().name = n;
-        if (members) views.back().members = *members;
-      }
-      GroupView& v = views[it->second];
-      if (g && !g->desc.empty()) v.desc = g->desc;
-      parts.emplace_back(Sym(n), DumpPart{&v, &v.lanes[rank], Sym()});
-    }
-    fill_lanes(dump, parts);
-  }
-  std::vector<size_t> order(views.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return std::tie(views[a].name, views[a].members) < std::tie(views[b].name, views[b].members);
-  });
-  std::vector<GroupView> out;
-  out.reserve(views.size());
-  for (size_t i : order) {
-    GroupView& v = views[i];
-    if (v.members.empty()) {
-      for (const auto& [r, lane] : v.lanes) v.members.push_back(r);
-    }
-    for (int r : v.members) v.lanes[r];  // members without a dump get an empty lane
-    out.push_back(std::move(v));
-  }
-  return out;
 }
 
 // A lane's entry at seq, or null.
@@ -241,74 +150,50 @@ std::string pick_majority(const Classes& classes, const std::map<int, const FrEn
 
 namespace {
 
-// Every seq a member holds or enqueued last, ascending, each once: a flat vector. Where
-// the seqs are dense (a ring holds consecutive ones) they are marked in a bitmap over
-// their range, one store an entry; sparse ones are sorted.
-std::vector<int64_t> seqs_of(const GroupView& v) {
-  int64_t lo = INT64_MAX, hi = -1;
-  size_t held = 0;
-  for (const auto& [r, lane] : v.lanes) {
-    if (!lane.by_seq.empty()) lo = std::min(lo, lane.by_seq.front()->collective_seq_id);
-    if (lane.max_known >= 0) lo = std::min(lo, lane.max_known);
-    hi = std::max(hi, lane.max_known);  // max_known is at least every seq the lane holds
-    held += lane.by_seq.size() + 1;
-  }
-  std::vector<int64_t> seqs;
-  if (hi < 0) return seqs;
-  if (static_cast<uint64_t>(hi - lo) < 4 * held + 1024) {
-    std::vector<uint8_t> seen(static_cast<size_t>(hi - lo + 1), 0);
-    for (const auto& [r, lane] : v.lanes) {
-      for (const FrEntry* e : lane.by_seq) seen[static_cast<size_t>(e->collective_seq_id - lo)] = 1;
-      if (lane.max_known >= 0) seen[static_cast<size_t>(lane.max_known - lo)] = 1;
-    }
-    for (size_t i = 0; i < seen.size(); ++i)
-      if (seen[i]) seqs.push_back(lo + static_cast<int64_t>(i));
-    return seqs;
-  }
-  for (const auto& [r, lane] : v.lanes) {
-    for (const FrEntry* e : lane.by_seq) seqs.push_back(e->collective_seq_id);
-    if (lane.max_known >= 0) seqs.push_back(lane.max_known);
-  }
-  std::sort(seqs.begin(), seqs.end());
-  seqs.erase(std::unique(seqs.begin(), seqs.end()), seqs.end());
-  return seqs;
-}
-
 // The group's lanes walked in step with ascending seqs: each lane's entry at the seq in
 // amortized constant time (a cursor per lane), where a binary search per lookup cost a log.
 class LaneCursors {
  public:
+  // Each cursor copies what the walk reads of its lane, so the walk never reads the
+  // lanes' map nodes (one more cache miss a lane a seq, thousands of lanes a group).
   explicit LaneCursors(const GroupView& v) {
-    for (const auto& [r, lane] : v.lanes) cursors_.push_back({&lane, 0});
+    for (const auto& [r, lane] : v.lanes)
+      cursors_.push_back({lane.by_seq.data(), lane.by_seq.size(), 0, lane.max_known, lane.has_dump});
   }
-  // Moves every cursor to `seq`; seqs must come in ascending order.
+  // Moves every cursor to `seq`; seqs must come in ascending order. Notes on the way
+  // whether every entry at the seq names its op (frames[0].name).
   void advance(int64_t seq) {
+    all_named_ = true;
     for (Cursor& c : cursors_) {
-      const std::vector<const FrEntry*>& s = c.lane->by_seq;
-      while (c.pos < s.size() && s[c.pos]->collective_seq_id < seq) ++c.pos;
-      c.at = c.pos < s.size() && s[c.pos]->collective_seq_id == seq ? s[c.pos] : nullptr;
+      while (c.pos < c.count && c.held[c.pos]->collective_seq_id < seq) ++c.pos;
+      c.at = c.pos < c.count && c.held[c.pos]->collective_seq_id == seq ? c.held[c.pos] : nullptr;
+      if (!c.at) continue;
+      if (c.pos + 1 < c.count) prefetch_entry(c.held[c.pos + 1]);  // read at the next seq, after every other lane
+      c.call = &c.at->call();
+      if (c.call->op_name.empty()) all_named_ = false;
     }
   }
   size_t size() const { return cursors_.size(); }
-  const Lane& lane(size_t i) const { return *cursors_[i].lane; }
+  bool has_dump(size_t i) const { return cursors_[i].has_dump; }  // the lane's
+  int64_t max_known(size_t i) const { return cursors_[i].max_known; }
+  bool holds_any(size_t i) const { return cursors_[i].count > 0; }
   const FrEntry* at(size_t i) const { return cursors_[i].at; }  // the lane's entry at the seq, or null
+  const FrCall& call(size_t i) const { return *cursors_[i].call; }  // at(i)'s frame facts (at(i) not null)
+  bool all_named() const { return all_named_; }  // every entry at the seq names its op
 
  private:
   struct Cursor {
-    const Lane* lane;
+    const FrEntry* const* held;  // the lane's by_seq
+    size_t count;
     size_t pos;
+    int64_t max_known;
+    bool has_dump;
     const FrEntry* at = nullptr;
+    const FrCall* call = nullptr;  // at's, read once
   };
   std::vector<Cursor> cursors_;
+  bool all_named_ = true;
 };
-
-bool all_named(const LaneCursors& lanes) {
-  for (size_t i = 0; i < lanes.size(); ++i) {
-    const FrEntry* e = lanes.at(i);
-    if (e && e->op_name().empty()) return false;
-  }
-  return true;
-}
 
 void fill_divergence(const GroupView& v, int64_t seq, const Classes& classes,
                      const std::map<int, const FrEntry*>& at, Divergence& d) {
@@ -355,23 +240,40 @@ bool one_class(const LaneCursors& lanes, int64_t seq, bool use_names) {
   using Print = std::array<uint32_t, 7>;
   std::optional<Print> first;
   bool variable = false;
+  const FrEntry* first_entry = nullptr;  // the entry `first` was made of, if any
+  const FrShape* first_shape = nullptr;  // and its tuples
+  const FrCall* first_call = nullptr;
   for (size_t i = 0; i < lanes.size(); ++i) {
-    const Lane& lane = lanes.lane(i);
-    if (!lane.has_dump) continue;
+    if (!lanes.has_dump(i)) continue;
     Print p{};
-    const FrEntry* e = seq > lane.max_known ? nullptr : lanes.at(i);
-    if (seq > lane.max_known) {
+    const bool beyond = seq > lanes.max_known(i);
+    const FrEntry* e = beyond ? nullptr : lanes.at(i);
+    // The same op, shapes and frame facts as the first entry (the interned tuples are one
+    // object each): the same print, told without reading the tuples' fields.
+    if (e && first_entry && e->profiling_name == first_entry->profiling_name && &lanes.call(i) == first_call &&
+        &e->shape() == first_shape)
+      continue;
+    if (beyond) {
       p[0] = 1;
     } else if (!e) {
-      if (!lane.by_seq.empty()) continue;  // older than the ring holds
+      if (lanes.holds_any(i)) continue;  // older than the ring holds
       p[0] = 2;
     } else {
       if (!first || (*first)[0] != 0) variable = variable_size(e->profiling_name);
-      p = {0, e->profiling_name.id(), variable ? 0 : e->input_sizes().id(), variable ? 0 : e->output_sizes().id(),
-           e->input_dtypes().id(), e->output_dtypes().id(), use_names ? e->op_name().id() : 0};
+      const FrShape& shape = e->shape();
+      p = {0, e->profiling_name.id(), variable ? 0 : shape.input_sizes.id(), variable ? 0 : shape.output_sizes.id(),
+           shape.input_dtypes.id(), shape.output_dtypes.id(), use_names ? lanes.call(i).op_name.id() : 0};
+      if (!first) {
+        first_shape = &shape;
+        first_call = &lanes.call(i);
+      }
     }
-    if (!first) first = p;
-    else if (p != *first) return false;
+    if (!first) {
+      first = p;
+      first_entry = e;
+    } else if (p != *first) {
+      return false;
+    }
   }
   return true;
 }
@@ -380,7 +282,7 @@ std::optional<Divergence> first_divergence(const GroupView& v) {
   LaneCursors cursors(v);
   for (int64_t seq : seqs_of(v)) {
     cursors.advance(seq);
-    const bool use_names = all_named(cursors);
+    const bool use_names = cursors.all_named();
     if (one_class(cursors, seq, use_names)) continue;
     Classes classes;
     std::map<int, const FrEntry*> at;
@@ -414,23 +316,23 @@ bool more_telling(const Divergence& a, const Divergence& b) {
          std::make_tuple(b.tie, pb, b.time_ns, b.pg_name);
 }
 
-void find_timeouts(const std::map<int, FrDump>& dumps, FrFindings& f) {
-  for (const auto& [rank, dump] : dumps) {
-    if (dump.entries.empty()) continue;
-    int64_t last = 0;
-    for (const FrEntry& e : dump.entries) {
-      f.now_ns = std::max({f.now_ns, e.time_created_ns, e.time_discovered_started_ns,
-                           e.time_discovered_completed_ns});
-      last = std::max(last, e.time_created_ns);
-    }
-    f.last_enqueue_ns[rank] = last;
-  }
+// `times`: each dump's, in rank order, as fill_lanes noted them.
+void find_timeouts(const std::map<int, FrDump>& dumps, const std::vector<DumpTimes>& times, FrFindings& f) {
   const Sym completed("completed");  // symbols are equal where their texts are: one compare each
+  size_t k = 0;
+  for (const auto& [rank, dump] : dumps) {
+    const DumpTimes& t = times[k++];
+    if (dump.entries.empty()) continue;
+    f.now_ns = std::max(f.now_ns, t.latest_ns);
+    f.last_enqueue_ns[rank] = t.last_enqueue_ns;
+  }
+  size_t dump_index = 0;
   for (const auto& [rank, dump] : dumps) {
     Sym status_name;  // the group whose pg_status `status` is (looked up once a run of its entries)
     const FrStatus* status = nullptr;
     bool looked = false;
-    for (const FrEntry& e : dump.entries) {
+    for (size_t i = times[dump_index++].first_open; i < dump.entries.size(); ++i) {
+      const FrEntry& e = dump.entries[i];
       if (e.state == completed) continue;
       // With timing off an entry stays `scheduled` (and is retired) once done: pg_status
       // says whether its group completed it.
@@ -461,15 +363,16 @@ void find_timeouts(const std::map<int, FrDump>& dumps, FrFindings& f) {
 
 FrFindings analyze_fr(const std::map<int, FrDump>& dumps, bool waits) {
   FrFindings f;
-  {
-    PhaseTimer t("timeouts");
-    find_timeouts(dumps, f);
-  }
   std::set<int> missing;
   std::vector<GroupView> groups;
+  std::vector<DumpTimes> times;
   {
     PhaseTimer t("divergence alignment");
-    groups = build_groups(dumps);
+    groups = build_groups(dumps, times);
+  }
+  {
+    PhaseTimer t("timeouts");  // the tails of the dumps (their times were read with the lanes)
+    find_timeouts(dumps, times, f);
   }
   {
     PhaseTimer t("divergence search");

@@ -110,6 +110,11 @@ FrFindings analyze_fr(const std::map<int, FrDump>& dumps, bool waits = true);
 const FrGroup* group_config(const FrDump& dump, const std::string& name);
 // The groups a dump names: pg_config, entries and pg_status (the empty name aliased).
 std::vector<std::string> group_names(const FrDump& dump);
+// The part of group_names that needs no pass over the entries (pg_status's and
+// pg_config's names), when pg_config has no empty key: group_names is then these and
+// the non-empty names the entries give. nullopt where pg_config has an empty key (what
+// it stands for depends on the entries' names): call group_names.
+std::optional<std::vector<std::string>> names_outside_entries(const FrDump& dump);
 
 // The global peer of a send or recv entry on `rank` ("nccl:send 0->3": group ranks,
 // mapped through the group's members), or nullopt for a collective.
@@ -173,6 +178,13 @@ ModelCheck check_against_model(const Record& rec, const HealthyModel* model);
 // Sorts one member's entries of one group by collective_seq_id and keeps one per seq,
 // the last in the given (dump) order; the vector holds no slack after.
 void keep_last_by_seq(std::vector<const FrEntry*>& entries);
+
+// Asks for an entry's cache lines ahead of its read: a walk over thousands of members
+// in step reads one entry a member a seq, each in another dump, and waited on each.
+inline void prefetch_entry(const FrEntry* e) {
+  __builtin_prefetch(e);
+  __builtin_prefetch(reinterpret_cast<const char*>(e) + sizeof(FrEntry) - 1);
+}
 
 std::string to_string(DivergenceKind kind);
 std::string format_ranks(const std::vector<int>& ranks);  // "[0, 5]"

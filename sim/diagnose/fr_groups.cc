@@ -3,6 +3,7 @@
 // the texts of kinds and rank lists.
 #include <algorithm>
 #include <set>
+#include <vector>
 
 #include "sim/diagnose/fr_analyzer.h"
 
@@ -11,13 +12,14 @@ namespace {
 
 // The names a dump gives its groups in entries and pg_status, the empty one aside.
 std::set<std::string> named_in_work(const FrDump& dump) {
-  std::set<std::string> names;
+  std::vector<Sym> seen;  // the distinct names, a handful: compared as symbols, one compare each
   Sym last;  // entries come in runs of one group: a name is looked up once a run
   for (const FrEntry& e : dump.entries) {
     if (e.pg_name() == last) continue;
     last = e.pg_name();
-    if (!last.empty()) names.insert(last);
+    if (!last.empty() && std::find(seen.begin(), seen.end(), last) == seen.end()) seen.push_back(last);
   }
+  std::set<std::string> names(seen.begin(), seen.end());
   for (const auto& [n, st] : dump.status) {
     if (!n.empty()) names.insert(n);
   }
@@ -42,6 +44,16 @@ std::vector<std::string> group_names(const FrDump& dump) {
   for (const auto& [n, g] : dump.groups) {
     if (!(drop_empty && n.empty())) names.insert(n);
   }
+  return std::vector<std::string>(names.begin(), names.end());
+}
+
+std::optional<std::vector<std::string>> names_outside_entries(const FrDump& dump) {
+  if (dump.groups.count("")) return std::nullopt;
+  std::set<std::string> names;
+  for (const auto& [n, st] : dump.status) {
+    if (!n.empty()) names.insert(n);
+  }
+  for (const auto& [n, g] : dump.groups) names.insert(n);
   return std::vector<std::string>(names.begin(), names.end());
 }
 

@@ -1,9 +1,11 @@
 // The phase timer of record.h: with FLEETSIM_PHASES=1 each phase of a diagnosis (read,
 // alignment, each check, report) prints its wall and CPU time to stderr, so the serial
-// work after the read can be measured without a profiler.
+// work after the read can be measured without a profiler. Unset or 0 leaves them off;
+// any other value leaves them off too, with one warning on stderr.
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <string>
 #include <string_view>
 
 #include "sim/diagnose/record.h"
@@ -14,7 +16,13 @@ namespace {
 bool phases_on() {
   static const bool on = [] {
     const char* v = std::getenv("FLEETSIM_PHASES");
-    return v != nullptr && std::string_view(v) == "1";
+    if (v == nullptr || std::string_view(v) == "0") return false;
+    if (std::string_view(v) == "1") return true;
+    std::string shown(v);  // one line whatever the value holds
+    for (char& c : shown) c = static_cast<unsigned char>(c) < 0x20 ? '?' : c;
+    std::fprintf(stderr, "fleetsim: FLEETSIM_PHASES=%s ignored (1 prints the phase times, 0 or unset does not)\n",
+                 shown.c_str());
+    return false;
   }();
   return on;
 }

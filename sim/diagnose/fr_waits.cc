@@ -7,6 +7,7 @@
 // the members that never enqueued that seq or left no dump.
 #include <algorithm>
 #include <climits>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <set>
@@ -23,11 +24,69 @@ struct Progress {
   int64_t waits_at = -1;  // the oldest unfinished seq, when enqueued > completed
 };
 
+// seq -> the first profiling name given for it: a flat window over the seqs (a ring
+// holds consecutive ones, and the members' windows overlap), a map for seqs far outside.
+class FirstOpAt {
+ public:
+  void add(int64_t seq, Sym op) {
+    if (!fits(seq)) {
+      far_.try_emplace(seq, op);
+      return;
+    }
+    const size_t i = static_cast<size_t>(seq - base_);
+    if (!set_[i]) {
+      set_[i] = 1;
+      op_[i] = op;
+      ++held_;
+    }
+  }
+  // The first op given for `seq`, or null.
+  const Sym* find(int64_t seq) const {
+    if (auto it = far_.find(seq); it != far_.end()) return &it->second;  // given before the window reached it
+    if (seq < base_ || seq - base_ >= static_cast<int64_t>(set_.size())) return nullptr;
+    const size_t i = static_cast<size_t>(seq - base_);
+    return set_[i] ? &op_[i] : nullptr;
+  }
+
+ private:
+  // Whether `seq` is in the window, growing it when that keeps it within a few times
+  // the seqs it holds (one grown below gets slack, so a run of such growths is linear).
+  bool fits(int64_t seq) {
+    const int64_t size = static_cast<int64_t>(set_.size());
+    if (size == 0) {
+      base_ = seq;
+      set_.assign(1, 0);
+      op_.assign(1, Sym());
+      return true;
+    }
+    if (seq >= base_ && seq - base_ < size) return true;
+    const int64_t limit = 4 * static_cast<int64_t>(held_) + 4096;
+    if (seq > base_) {
+      if (seq - base_ >= limit) return false;
+      set_.resize(static_cast<size_t>(seq - base_ + 1), 0);
+      op_.resize(set_.size());
+      return true;
+    }
+    if (base_ - seq + size > limit) return false;
+    const int64_t grow = std::min(std::max(base_ - seq, size / 2), limit - size);
+    set_.insert(set_.begin(), static_cast<size_t>(grow), 0);
+    op_.insert(op_.begin(), static_cast<size_t>(grow), Sym());
+    base_ -= grow;
+    return true;
+  }
+
+  int64_t base_ = 0;
+  std::vector<uint8_t> set_;
+  std::vector<Sym> op_;
+  size_t held_ = 0;
+  std::map<int64_t, Sym> far_;
+};
+
 struct Group {
   std::string desc;
   std::vector<int> members;
   std::map<int, Progress> at;  // members with a dump
-  std::map<int64_t, std::string> op_at;  // seq -> profiling name, from any member
+  FirstOpAt op_at;             // seq -> profiling name, from the first member (in rank order) holding it
   std::map<int64_t, std::vector<int64_t>> created_at;  // seq -> enqueue times of its unfinished entries
 };
 
@@ -54,14 +113,12 @@ bool finished(const FrEntry& e, const FrStatus* st, bool timed) {
   return e.retired && !timed;
 }
 
-// Unfinished point-to-point work: a rank blocked in a send or recv is not idle.
-bool p2p_pending(const FrDump& dump) {
-  const bool timed = timing_on(dump);
-  for (const FrEntry& e : dump.entries) {
-    if (e.is_p2p && !finished(e, nullptr, timed)) return true;
-  }
-  return false;
-}
+// Unfinished point-to-point work, in rank order and then dump order: a rank blocked in
+// a send or recv is not idle.
+struct OpenP2p {
+  int rank = -1;
+  const FrEntry* entry = nullptr;
+};
 
 // One rank's reading of one group, gathered in one pass over its dump's entries.
 struct Scan {
@@ -75,7 +132,7 @@ struct Scan {
 void scan_entry(const FrEntry& e, bool timed, Scan& s) {
   if (s.g->desc.empty()) s.g->desc = e.pg_desc();  // the first entry's that gives one
   if (e.is_p2p || e.collective_seq_id < 0) return;
-  s.g->op_at.try_emplace(e.collective_seq_id, e.profiling_name);  // no node made for a seq held
+  s.g->op_at.add(e.collective_seq_id, e.profiling_name);
   s.max_seen = std::max(s.max_seen, e.collective_seq_id);
   if (finished(e, s.st, timed)) {
     s.max_done = std::max(s.max_done, e.collective_seq_id);
@@ -85,14 +142,22 @@ void scan_entry(const FrEntry& e, bool timed, Scan& s) {
   if (e.time_created_ns > 0) s.g->created_at[e.collective_seq_id].push_back(e.time_created_ns);
 }
 
-// Every listed group's scan over the dump's entries, in one pass (by group symbol).
-void scan_dump(const FrDump& dump, bool timed, std::vector<Scan>& scans) {
+// Every listed group's scan over the dump's entries, and its unfinished p2p work, in
+// one pass (by group symbol). With `add_scan`, an entry's non-empty group name without a
+// scan gets one made.
+void scan_dump(int rank, const FrDump& dump, bool timed, std::vector<Scan>& scans, std::vector<OpenP2p>& open,
+               const std::function<void(const std::string&)>& add_scan) {
   Scan* last = nullptr;
   for (const FrEntry& e : dump.entries) {
+    if (e.is_p2p && !finished(e, nullptr, timed)) open.push_back({rank, &e});
     if (!last || last->name != e.pg_name()) {
       last = nullptr;
       for (Scan& s : scans)
         if (s.name == e.pg_name()) last = &s;
+      if (!last && add_scan && !e.pg_name().empty()) {
+        add_scan(e.pg_name().str());
+        last = &scans.back();
+      }
       if (!last) continue;
     }
     scan_entry(e, timed, *last);
@@ -117,34 +182,38 @@ Progress progress_of(const Scan& s) {
   return p;
 }
 
-std::map<std::string, Group> collect_groups(const std::map<int, FrDump>& dumps) {
+// Whether any of the dump's entries names group `name`.
+bool in_entries(const FrDump& dump, Sym name) {
+  return std::any_of(dump.entries.begin(), dump.entries.end(), [&](const FrEntry& e) { return e.pg_name() == name; });
+}
+
+// Every group's members' progress, and (in `open`) the unfinished p2p work.
+std::map<std::string, Group> collect_groups(const std::map<int, FrDump>& dumps, std::vector<OpenP2p>& open) {
   std::map<std::string, Group> groups;
   for (const auto& [rank, dump] : dumps) {
-    std::vector<Sym> in_entries;  // the group names its entries give, each once (a handful)
-    for (const FrEntry& e : dump.entries) {
-      if (in_entries.empty() || in_entries.back() != e.pg_name()) {
-        if (std::find(in_entries.begin(), in_entries.end(), e.pg_name()) == in_entries.end())
-          in_entries.push_back(e.pg_name());
-      }
-    }
     const bool timed = timing_on(dump);
     std::vector<Scan> scans;
-    for (const std::string& n : group_names(dump)) {
+    const auto add_scan = [&](const std::string& n) {
       const FrGroup* c = group_config(dump, n);
-      const Sym name_sym(n);
-      // pg_status keyed by a local pg_id the reader could not map (an empty dump) would
-      // land on another group's global name: only the groups the dump names otherwise.
-      const bool in_work = std::find(in_entries.begin(), in_entries.end(), name_sym) != in_entries.end();
-      if (!c && !in_work && !dump.groups.empty()) continue;
       Group& g = groups[n];
       if (c) {
         if (g.members.empty()) g.members = c->ranks;
         if (g.desc.empty()) g.desc = c->desc;
       }
       auto st = dump.status.find(n);
-      scans.push_back(Scan{name_sym, &g, st == dump.status.end() ? nullptr : &st->second});
+      scans.push_back(Scan{Sym(n), &g, st == dump.status.end() ? nullptr : &st->second});
+    };
+    // The entries' own group names are met in the pass (no pass of their own) unless
+    // pg_config's empty key makes them needed first.
+    const std::optional<std::vector<std::string>> known = names_outside_entries(dump);
+    for (const std::string& n : known ? *known : group_names(dump)) {
+      // pg_status keyed by a local pg_id the reader could not map (an empty dump) would
+      // land on another group's global name: only the groups the dump names otherwise
+      // (a name the entries give is met in the pass, where `known`).
+      if (!group_config(dump, n) && !dump.groups.empty() && (known || !in_entries(dump, Sym(n)))) continue;
+      add_scan(n);
     }
-    scan_dump(dump, timed, scans);
+    scan_dump(rank, dump, timed, scans, open, known ? std::function<void(const std::string&)>(add_scan) : nullptr);
     for (const Scan& s : scans) s.g->at[rank] = progress_of(s);
   }
   for (auto& [n, g] : groups) {
@@ -220,8 +289,8 @@ void find_blockers(const std::string& name, const Group& g, const std::map<int, 
   }
   std::sort(by_enqueued.begin(), by_enqueued.end());
   for (const auto& [seq, waiters] : waiting_at) {
-    const auto op_it = g.op_at.find(seq);
-    const std::string op = op_it == g.op_at.end() ? "" : op_it->second;
+    const Sym* op_sym = g.op_at.find(seq);
+    const std::string op = op_sym ? op_sym->str() : "";
     for (const auto& [enq, r] : by_enqueued) {
       if (enq >= seq) break;
       const bool no_dump = enq == -2;
@@ -258,21 +327,19 @@ std::string partner_op(const std::string& op) {
 // Point-to-point: a rank blocked in a send or recv waits on its peer when the peer has
 // no matching half pending (a send to q pairs with q's recv from this rank). Works on
 // the pending window alone, so onlyActive dumps of long pipelines need no history.
-void find_p2p_blockers(const std::map<int, FrDump>& dumps, const std::map<int, bool>& pending,
-                       std::map<int, Blocked>& blocked, WaitsOn& chain, std::map<int, FirstWait>& first_wait) {
+void find_p2p_blockers(const std::map<int, FrDump>& dumps, const std::vector<OpenP2p>& unfinished,
+                       const std::map<int, bool>& pending, std::map<int, Blocked>& blocked, WaitsOn& chain,
+                       std::map<int, FirstWait>& first_wait) {
   using Key = std::tuple<std::string, int, int, bool>;  // pg, self, peer, self sends
   std::map<Key, const FrEntry*> open;                    // the oldest unfinished op per direction
   std::map<std::string, std::string> desc;
-  for (const auto& [rank, dump] : dumps) {
-    const bool timed = timing_on(dump);
-    for (const FrEntry& e : dump.entries) {
-      if (!e.is_p2p || finished(e, nullptr, timed)) continue;
-      const FrGroup* g = group_config(dump, e.pg_name());
-      const std::optional<P2pPeer> p = p2p_peer(e, rank, g ? g->ranks : std::vector<int>{});
-      if (!p) continue;
-      open.emplace(Key{e.pg_name(), rank, p->peer, p->send}, &e);
-      if (g && !g->desc.empty()) desc[e.pg_name()] = g->desc;
-    }
+  for (const auto& [rank, entry] : unfinished) {
+    const FrEntry& e = *entry;
+    const FrGroup* g = group_config(dumps.at(rank), e.pg_name());
+    const std::optional<P2pPeer> p = p2p_peer(e, rank, g ? g->ranks : std::vector<int>{});
+    if (!p) continue;
+    open.emplace(Key{e.pg_name(), rank, p->peer, p->send}, &e);
+    if (g && !g->desc.empty()) desc[e.pg_name()] = g->desc;
   }
   for (const auto& [key, e] : open) {
     const auto& [pg, self, peer, send] = key;
@@ -332,7 +399,7 @@ void common_to_stuck_groups(const std::map<std::string, Group>& groups, WaitGrap
       root.seq = it->second.waits_at;
       root.last_enqueued = it->second.enqueued;
     }
-    if (auto op = first->op_at.find(root.seq); op != first->op_at.end()) root.op = op->second;
+    if (const Sym* op = first->op_at.find(root.seq)) root.op = *op;
     root.waiters = static_cast<int>(smallest) - 1;
     w.roots.push_back(root);
   }
@@ -371,9 +438,11 @@ void skipped_in_cycle(const std::map<int, FirstWait>& first_wait, WaitGraph& w) 
 
 WaitGraph build_wait_graph(const std::map<int, FrDump>& dumps) {
   WaitGraph w;
-  const std::map<std::string, Group> groups = collect_groups(dumps);
+  std::vector<OpenP2p> open;
+  const std::map<std::string, Group> groups = collect_groups(dumps, open);
   std::map<int, bool> pending;
-  for (const auto& [rank, dump] : dumps) pending[rank] = p2p_pending(dump);
+  for (const auto& [rank, dump] : dumps) pending[rank] = false;
+  for (const OpenP2p& o : open) pending[o.rank] = true;
   for (const auto& [name, g] : groups) {
     for (const auto& [r, p] : g.at) pending[r] = pending[r] || p.enqueued > p.completed;
   }
@@ -381,7 +450,7 @@ WaitGraph build_wait_graph(const std::map<int, FrDump>& dumps) {
   WaitsOn chain;
   std::map<int, FirstWait> first_wait;
   for (const auto& [name, g] : groups) find_blockers(name, g, dumps, pending, blocked, chain, first_wait, w);
-  find_p2p_blockers(dumps, pending, blocked, chain, first_wait);
+  find_p2p_blockers(dumps, open, pending, blocked, chain, first_wait);
   std::set<int> waiting;
   for (const auto& [r, b] : blocked) {
     WaitRoot root = b.root;

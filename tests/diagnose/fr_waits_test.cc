@@ -97,6 +97,31 @@ TEST(FrWaits, IssuedButNeverFinishedIsTheRankEveryStuckGroupHolds) {
   EXPECT_EQ(w.roots[0].kind, WaitKind::kIssuedNotFinished);
 }
 
+// The op named at a waited-for seq is the first member's (in rank order) that holds it,
+// whether the seq lies near the others or a million seqs away from them.
+TEST(FrWaits, TheWaitedOpIsTheFirstMembersEvenFarFromTheOtherSeqs) {
+  for (const int64_t gap : {int64_t{2}, int64_t{1000000}}) {
+    const int64_t waited = 10 + gap;
+    std::map<int, FrDump> dumps;
+    for (int r = 0; r < 2; ++r) {  // rank 2 left no dump
+      FrDump& d = dumps[r];
+      d.rank = r;
+      d.groups["0"] = FrGroup{"0", "default_pg", {0, 1, 2}};
+      d.status["0"] = FrStatus{waited, -1, waited - 1};
+      FrEntry done = pending_entry("0", r == 0 ? 10 : 5, "nccl:all_reduce");  // rank 1's lies below rank 0's
+      done.state = "completed";
+      d.entries.push_back(done);
+      d.entries.push_back(pending_entry("0", waited, r == 0 ? "nccl:all_reduce" : "nccl:broadcast"));
+    }
+    const WaitGraph w = build_wait_graph(dumps);
+    ASSERT_EQ(w.roots.size(), 1u) << gap;
+    EXPECT_EQ(w.roots[0].rank, 2);
+    EXPECT_EQ(w.roots[0].kind, WaitKind::kNoDump);
+    EXPECT_EQ(w.roots[0].seq, waited);
+    EXPECT_EQ(w.roots[0].op, "nccl:all_reduce") << gap;  // rank 0's, not rank 1's
+  }
+}
+
 // A completed-and-retired entry of a timing-off dump stays `scheduled`: pg_status says
 // it finished, so it is neither a timeout nor pending work.
 TEST(FrWaits, RetiredScheduledEntriesThatPgStatusCompletedAreDone) {

@@ -1,9 +1,11 @@
 // FLEETSIM_PHASES=1: `fleetsim diagnose` prints each phase's wall and CPU time to
-// stderr (docs/performance.md) and leaves stdout, the report, exactly as without it.
+// stderr (docs/performance.md) and leaves stdout, the report, exactly as without it;
+// 0 is off, and any other value is off with one warning line.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <unistd.h>
 
 #include "tests/support/command.h"
@@ -37,6 +39,31 @@ TEST(DiagnosePhases, TimesEachPhaseOnStderrOnly) {
   EXPECT_NE(err.find(" s, cpu "), std::string::npos) << err;
   const auto quiet = run_command("(" + std::string(FLEETSIM_BINARY) + " diagnose " + dumps + " 2>&1 >/dev/null)");
   EXPECT_EQ(quiet.out, "");  // without the variable, nothing on stderr
+}
+
+// Runs diagnose on a fixture with FLEETSIM_PHASES set to `value`: (stdout, stderr).
+std::pair<std::string, std::string> run_with_phases(const std::string& value) {
+  const std::string dumps = test_support::fixture_path("pickle/torch_gloo");
+  const std::string err_file =
+      (std::filesystem::temp_directory_path() / ("fleetsim_phases_v_" + std::to_string(::getpid()) + ".txt")).string();
+  const auto r = test_support::run_command("(FLEETSIM_PHASES='" + value + "' " + std::string(FLEETSIM_BINARY) +
+                                           " diagnose " + dumps + " 2>" + err_file + ")");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  std::string err = test_support::slurp(err_file);
+  std::filesystem::remove(err_file);
+  return {r.out, err};
+}
+
+TEST(DiagnosePhases, ZeroIsOffAndOtherValuesWarnOnce) {
+  const auto [plain, plain_err] = run_with_phases("0");
+  EXPECT_EQ(plain_err, "");  // 0: off, silently
+  for (const std::string value : {"maybe", "yes", "2", ""}) {
+    const auto [out, err] = run_with_phases(value);
+    EXPECT_EQ(out, plain) << value;  // the report is untouched
+    EXPECT_EQ(err, "fleetsim: FLEETSIM_PHASES=" + value +
+                       " ignored (1 prints the phase times, 0 or unset does not)\n")
+        << value;  // one line, and no phase times
+  }
 }
 
 }  // namespace
