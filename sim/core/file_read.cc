@@ -40,8 +40,11 @@ std::string format_cap(int64_t bytes) {
   return std::to_string(bytes) + " B";
 }
 
-std::optional<Diagnostic> read_file_capped_into(const std::string& path, int64_t max_bytes, std::string_view what,
-                                                std::string& out) {
+namespace {
+
+// read_file_capped_into, but `out` left as it is on an error.
+std::optional<Diagnostic> read_into(const std::string& path, int64_t max_bytes, std::string_view what,
+                                    std::string& out) {
   const std::string role(what);
   Fd f{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
   if (f.fd < 0) {
@@ -67,19 +70,22 @@ std::optional<Diagnostic> read_file_capped_into(const std::string& path, int64_t
     if (len == out.size()) out.resize(std::min(cap, std::max(out.size() * 2, len + kReadStep)));
     const ssize_t n = ::read(f.fd, out.data() + len, out.size() - len);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      out.clear();
-      return Diagnostic::in_file(path, "cannot read " + role + " '" + path + "': " + std::strerror(errno));
-    }
+    if (n < 0) return Diagnostic::in_file(path, "cannot read " + role + " '" + path + "': " + std::strerror(errno));
     if (n == 0) break;
     len += static_cast<size_t>(n);
-    if (len > static_cast<size_t>(max_bytes)) {
-      out.clear();
-      return Diagnostic::in_file(path, too_big + " (it grew while read)");
-    }
+    if (len > static_cast<size_t>(max_bytes)) return Diagnostic::in_file(path, too_big + " (it grew while read)");
   }
   out.resize(len);
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Diagnostic> read_file_capped_into(const std::string& path, int64_t max_bytes, std::string_view what,
+                                                std::string& out) {
+  std::optional<Diagnostic> err = read_into(path, max_bytes, what, out);
+  if (err) out.clear();
+  return err;
 }
 
 Result<std::string> read_file_capped(const std::string& path, int64_t max_bytes, std::string_view what) {
