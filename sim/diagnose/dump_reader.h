@@ -175,6 +175,9 @@ struct DumpReader {
   // As integer, the value's path made by `where` only when there is an error to name.
   template <class Where>
   int64_t integer_at(const SlotValue& v, int64_t fallback, const Where& where) {
+    if (const pickle_detail::Node* n = v.node();  // a pickle's int, the common case: its node read once
+        n && n->kind == pickle_detail::Kind::kScalar && n->type == pickle_detail::Scalar::kInt)
+      return n->num.i;
     if (v.is_null()) return fallback;
     if (v.is_number_unsigned()) {
       if (v.get_uint() <= static_cast<uint64_t>(INT64_MAX)) return static_cast<int64_t>(v.get_uint());
@@ -214,8 +217,13 @@ struct DumpReader {
   // A slot value as a symbol (as_sym); a pickle's strings interned once per node, its
   // integers (never memoized: a node each) by value (`int_syms`).
   Sym sym(const SlotValue& v) {
-    if (v.arena() && v.is_number_integer()) return int_sym(v);
-    if (!v.arena() || !v.is_string()) return as_sym(v);
+    const pickle_detail::Node* n = v.node();  // read once
+    if (!n) return as_sym(v);
+    if (!n->is_string()) {
+      const bool integer = n->kind == pickle_detail::Kind::kScalar &&
+                           (n->type == pickle_detail::Scalar::kInt || n->type == pickle_detail::Scalar::kUint);
+      return integer ? int_sym(v) : as_sym(v);
+    }
     std::vector<Sym>& syms = nodes.syms;
     if (v.node_id() >= syms.size()) syms.resize(std::max<size_t>(v.node_id() + 1, syms.size() * 2));
     Sym& s = syms[v.node_id()];
