@@ -1,6 +1,6 @@
 // read_file_capped (include/fleetsim/file_read.h): opened without blocking (a
 // FIFO must not wait for a writer), checked with fstat before reading, and read
-// in chunks that stop one byte past the cap, so a growing file is caught too.
+// into the caller's buffer up to one byte past the cap, so a growing file is caught too.
 // write_file_whole: a temporary file beside the target, renamed over it.
 #include "fleetsim/file_read.h"
 
@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -23,6 +24,8 @@ const char* kind_of(mode_t mode) {
   return "not a regular file";
 }
 
+constexpr size_t kReadStep = size_t{1} << 16;  // how much more a file that grew is read at a time
+
 struct Fd {
   int fd;
   ~Fd() { if (fd >= 0) ::close(fd); }
@@ -37,7 +40,11 @@ std::string format_cap(int64_t bytes) {
   return std::to_string(bytes) + " B";
 }
 
-Result<std::string> read_file_capped(const std::string& path, int64_t max_bytes, std::string_view what) {
+namespace {
+
+// read_file_capped_into, but `out` left as it is on an error.
+std::optional<Diagnostic> read_into(const std::string& path, int64_t max_bytes, std::string_view what,
+                                    std::string& out) {
   const std::string role(what);
   Fd f{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
   if (f.fd < 0) {
@@ -52,17 +59,38 @@ Result<std::string> read_file_capped(const std::string& path, int64_t max_bytes,
   }
   const std::string too_big = role + " '" + path + "' is larger than the " + format_cap(max_bytes) + " limit";
   if (st.st_size > max_bytes) return Diagnostic::in_file(path, too_big + " (" + std::to_string(st.st_size) + " bytes)");
-  std::string text;
-  text.reserve(static_cast<size_t>(st.st_size));
-  char buf[1 << 16];
+  // Read straight into `out`, sized one byte past what fstat says so the end is seen
+  // by a read of 0; a file that grows is read on in larger steps up to one byte past
+  // the cap. Growing `out` zero-fills only what it did not hold before.
+  const size_t cap = static_cast<size_t>(max_bytes) + 1;
+  const size_t want = static_cast<size_t>(st.st_size) + 1;
+  if (out.size() < want) out.resize(want);
+  size_t len = 0;
   while (true) {
-    const ssize_t n = ::read(f.fd, buf, sizeof buf);
+    if (len == out.size()) out.resize(std::min(cap, std::max(out.size() * 2, len + kReadStep)));
+    const ssize_t n = ::read(f.fd, out.data() + len, out.size() - len);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return Diagnostic::in_file(path, "cannot read " + role + " '" + path + "': " + std::strerror(errno));
     if (n == 0) break;
-    if (static_cast<int64_t>(text.size()) + n > max_bytes) return Diagnostic::in_file(path, too_big + " (it grew while read)");
-    text.append(buf, static_cast<size_t>(n));
+    len += static_cast<size_t>(n);
+    if (len > static_cast<size_t>(max_bytes)) return Diagnostic::in_file(path, too_big + " (it grew while read)");
   }
+  out.resize(len);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Diagnostic> read_file_capped_into(const std::string& path, int64_t max_bytes, std::string_view what,
+                                                std::string& out) {
+  std::optional<Diagnostic> err = read_into(path, max_bytes, what, out);
+  if (err) out.clear();
+  return err;
+}
+
+Result<std::string> read_file_capped(const std::string& path, int64_t max_bytes, std::string_view what) {
+  std::string text;
+  if (std::optional<Diagnostic> err = read_file_capped_into(path, max_bytes, what, text)) return *err;
   return text;
 }
 

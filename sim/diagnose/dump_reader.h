@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -41,18 +42,74 @@ struct ShapeCache {
 };
 
 // A hash of a value's print (call_of): two lanes, so the multiplies overlap.
-struct PrintHash {
-  size_t operator()(const std::vector<uint64_t>& print) const {
-    constexpr uint64_t kMul = 0x9e3779b97f4a7c15ULL;
-    uint64_t a = print.size(), b = ~a;
-    size_t i = 0;
-    for (; i + 1 < print.size(); i += 2) {
-      a = std::rotl((a ^ print[i]) * kMul, 29);
-      b = std::rotl((b ^ print[i + 1]) * kMul, 31);
-    }
-    if (i < print.size()) a = std::rotl((a ^ print[i]) * kMul, 29);
-    return static_cast<size_t>(hash_mix(a, b));
+inline size_t print_hash(std::span<const uint64_t> print) {
+  constexpr uint64_t kMul = 0x9e3779b97f4a7c15ULL;
+  uint64_t a = print.size(), b = ~a;
+  size_t i = 0;
+  for (; i + 1 < print.size(); i += 2) {
+    a = std::rotl((a ^ print[i]) * kMul, 29);
+    b = std::rotl((b ^ print[i + 1]) * kMul, 31);
   }
+  if (i < print.size()) a = std::rotl((a ^ print[i]) * kMul, 29);
+  return static_cast<size_t>(hash_mix(a, b));
+}
+struct PrintHash {
+  size_t operator()(const std::vector<uint64_t>& print) const { return print_hash(print); }
+};
+
+// Values by a print (a run of words), for the per-dump caches: the prints are kept end
+// to end in one vector and found by open addressing, so a lookup allocates nothing and
+// costs one hash of the words and one compare of them.
+template <class V>
+class PrintTable {
+ public:
+  const V* find(std::span<const uint64_t> print, size_t hash) const {
+    if (slots_.empty()) return nullptr;
+    for (size_t i = hash & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
+      const Slot& s = slots_[i];
+      if (!s.used) return nullptr;
+      if (s.hash == hash && s.len == print.size() && same_words(words_.data() + s.at, print)) return &s.value;
+    }
+  }
+  // Adds a print that find does not know.
+  void insert(std::span<const uint64_t> print, size_t hash, V value) {
+    if ((count_ + 1) * 2 > slots_.size()) grow();
+    place(Slot{hash, words_.size(), print.size(), value, true});
+    words_.insert(words_.end(), print.begin(), print.end());
+    ++count_;
+  }
+  size_t size() const { return count_; }
+  void clear() {
+    slots_.clear();
+    words_.clear();
+    count_ = 0;
+  }
+
+ private:
+  static bool same_words(const uint64_t* kept, std::span<const uint64_t> print) {  // prints are short: no memcmp call
+    for (size_t i = 0; i < print.size(); ++i)
+      if (kept[i] != print[i]) return false;
+    return true;
+  }
+  struct Slot {
+    size_t hash = 0, at = 0, len = 0;
+    V value{};
+    bool used = false;
+  };
+  void place(const Slot& slot) {
+    size_t i = slot.hash & (slots_.size() - 1);
+    while (slots_[i].used) i = (i + 1) & (slots_.size() - 1);
+    slots_[i] = slot;
+  }
+  void grow() {
+    std::vector<Slot> old(std::max<size_t>(64, slots_.size() * 2));
+    old.swap(slots_);
+    for (const Slot& s : old)
+      if (s.used) place(s);
+  }
+  std::vector<Slot> slots_;  // a power of two of them, at most half used
+  std::vector<uint64_t> words_;
+  size_t count_ = 0;
 };
 
 // A pickle's reads by node, kept for the whole dump: each string node's symbol, its
@@ -65,7 +122,11 @@ struct NodeCaches {
   // The same calls by the frames list's items as nodes (call_of): entries whose frames
   // are the same memoized nodes (as PyTorch's pickler shares them) are found without
   // printing them.
-  std::unordered_map<std::vector<uint64_t>, FrCallId, PrintHash> calls_by_node;
+  PrintTable<FrCallId> calls_by_node;
+  // Shapes by the print of their four slots (pickle_shape_of): found without a walk to
+  // hash and another to compare.
+  PrintTable<FrShapeId> shapes_by_print;
+  std::array<uint64_t, 256> shape_print;  // the shape print being made (a longer one is not printed)
   std::vector<uint64_t> print, by_node;  // the prints being made (no allocation per entry)
 };
 
@@ -78,10 +139,23 @@ Sym as_sym(const SlotValue& v);
 // JSON dump (`text`), at the file in a pickle (`text` null). A pickle's values stay in
 // its arena for the whole read, so what is made of them is kept by node (`nodes`).
 struct DumpReader {
+  struct IntSym {
+    uint64_t bits = 0;
+    bool is_unsigned = false, used = false;
+    Sym sym;
+  };
+  struct GroupMemo {
+    FrGroupFacts facts;
+    FrGroupId id;
+    bool used = false;
+  };
+
   const std::string* text;
   const std::string& file;
   std::optional<Diagnostic> error;
   NodeCaches nodes;
+  std::array<IntSym, 16> int_syms{};
+  std::array<GroupMemo, 16> groups{};
 
   void fail(const JsonPath& path, const std::string& message) {
     if (error) return;
@@ -101,6 +175,9 @@ struct DumpReader {
   // As integer, the value's path made by `where` only when there is an error to name.
   template <class Where>
   int64_t integer_at(const SlotValue& v, int64_t fallback, const Where& where) {
+    if (const pickle_detail::Node* n = v.node();  // a pickle's int, the common case: its node read once
+        n && n->kind == pickle_detail::Kind::kScalar && n->type == pickle_detail::Scalar::kInt)
+      return n->num.i;
     if (v.is_null()) return fallback;
     if (v.is_number_unsigned()) {
       if (v.get_uint() <= static_cast<uint64_t>(INT64_MAX)) return static_cast<int64_t>(v.get_uint());
@@ -137,14 +214,39 @@ struct DumpReader {
     return v;
   }
 
-  // A slot value as a symbol (as_sym); a pickle's strings interned once per node.
+  // A slot value as a symbol (as_sym); a pickle's strings interned once per node, its
+  // integers (never memoized: a node each) by value (`int_syms`).
   Sym sym(const SlotValue& v) {
-    if (!v.arena() || !v.is_string()) return as_sym(v);
+    const pickle_detail::Node* n = v.node();  // read once
+    if (!n) return as_sym(v);
+    if (!n->is_string()) {
+      const bool integer = n->kind == pickle_detail::Kind::kScalar &&
+                           (n->type == pickle_detail::Scalar::kInt || n->type == pickle_detail::Scalar::kUint);
+      return integer ? int_sym(v) : as_sym(v);
+    }
     std::vector<Sym>& syms = nodes.syms;
     if (v.node_id() >= syms.size()) syms.resize(std::max<size_t>(v.node_id() + 1, syms.size() * 2));
     Sym& s = syms[v.node_id()];
     if (s.empty()) s = as_sym(v);
     return s;
+  }
+
+  // An integer node's symbol, by its bits and signedness, from a few kept by their low
+  // bits: an entry's pg_id is one of a few integers.
+  Sym int_sym(const SlotValue& v) {
+    const uint64_t bits = v.get_uint();
+    const bool is_unsigned = v.is_number_unsigned();
+    IntSym& kept = int_syms[(bits ^ bits >> 7) & (int_syms.size() - 1)];
+    if (!kept.used || kept.bits != bits || kept.is_unsigned != is_unsigned) kept = {bits, is_unsigned, true, as_sym(v)};
+    return kept.sym;
+  }
+
+  // The group facts' id (FrGroupId), from a few kept by their hash: a dump's entries
+  // name a few groups, found here without the interning's own table.
+  FrGroupId group_id(const FrGroupFacts& g) {
+    GroupMemo& kept = groups[FrFactsHash{}(g) & (groups.size() - 1)];
+    if (!kept.used || !(kept.facts == g)) kept = {g, FrGroupId(g), true};
+    return kept.id;
   }
 
   // A JSON value as an error message quotes it: at most ~200 characters.

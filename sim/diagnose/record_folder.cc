@@ -272,15 +272,16 @@ std::optional<Diagnostic> contradiction(const FrDump& d, const Record& rec, cons
   return std::nullopt;
 }
 
-// One dump file read and parsed.
-Result<FrDump> read_dump_file(const std::string& p) {
-  Result<std::string> bytes = read_file_capped(p, kRecordJsonMax, "flight-recorder dump");
-  if (!bytes) return bytes.errors();
-  return parse_fr_dump(*bytes, p, rank_from_file_name(fs::path(p).filename().string()).value_or(-1));
+// One dump file read into `bytes` (a worker's buffer, reused from file to file: what
+// parse_fr_dump returns holds nothing of it) and parsed.
+Result<FrDump> read_dump_file(const std::string& p, std::string& bytes) {
+  if (std::optional<Diagnostic> err = read_file_capped_into(p, kRecordJsonMax, "flight-recorder dump", bytes))
+    return *err;
+  return parse_fr_dump(bytes, p, rank_from_file_name(fs::path(p).filename().string()).value_or(-1));
 }
 
-// The dumps are parsed by `threads` workers, each file read whole, parsed and its
-// bytes let go; this thread takes the results in path order, as they come, and
+// The dumps are parsed by `threads` workers, each file read whole into the worker's
+// one buffer and parsed; this thread takes the results in path order, as they come, and
 // checks and files them one by one, so the record (and the first error) is the
 // same whatever the thread count.
 std::optional<Diagnostic> read_dumps(const fs::path& dir, Record& rec, int threads) {
@@ -293,8 +294,9 @@ std::optional<Diagnostic> read_dumps(const fs::path& dir, Record& rec, int threa
   std::atomic<size_t> next{0};
   std::atomic<bool> stop{false};
   auto work = [&] {
+    std::string bytes;  // this worker's file buffer
     for (size_t i = next++; i < n && !stop; i = next++) {
-      Result<FrDump> dump = read_dump_file((*files)[i]);
+      Result<FrDump> dump = read_dump_file((*files)[i], bytes);
       std::lock_guard<std::mutex> lock(mu);
       parsed[i].emplace(std::move(dump));
       ready.notify_all();

@@ -1,12 +1,15 @@
 // A dump's process groups (pg_config: names, descriptions, member lists) and its
 // per-group counters (pg_status), read from the dump's value tree, JSON or pickle. A
 // member list PyTorch writes as a JSON list inside a string is read straight off the
-// text; any other form goes through nlohmann's parser as the rest of the dump does.
+// text, once per distinct text on each reading thread; any other form goes through
+// nlohmann's parser as the rest of the dump does.
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "sim/diagnose/dump_reader.h"
@@ -70,17 +73,37 @@ std::optional<std::vector<int>> plain_rank_list(std::string_view t) {
   return out;
 }
 
+// A member list already read on this thread, by its exact text (known_list).
+struct KnownList {
+  std::string text;
+  RankList ranks;
+};
+constexpr size_t kKnownLists = 16;  // a job has a few distinct lists; more are read again
+
+// The list a plain member-list text names, read once per distinct text on each thread:
+// every dump repeats the job's lists (the world's is ~96 KB at 16,384 ranks), so later
+// dumps compare bytes only. nullopt for a text plain_rank_list does not read.
+std::optional<RankList> known_list(std::string_view text) {
+  thread_local std::vector<KnownList> known;  // the most recently read last
+  for (auto it = known.rbegin(); it != known.rend(); ++it)
+    if (it->text.size() == text.size() && std::memcmp(it->text.data(), text.data(), text.size()) == 0)
+      return it->ranks;
+  std::optional<std::vector<int>> plain = plain_rank_list(text);
+  if (!plain) return std::nullopt;
+  if (!std::is_sorted(plain->begin(), plain->end())) std::sort(plain->begin(), plain->end());
+  if (known.size() == kKnownLists) known.erase(known.begin());
+  known.push_back({std::string(text), RankList(*plain)});
+  return known.back().ranks;
+}
+
 // A group's ranks: a list of integers >= 0 (or that list JSON-encoded in a string).
-std::vector<int> parse_ranks(const json& v, DumpReader& rd, const JsonPath& path) {
+RankList parse_ranks(const json& v, DumpReader& rd, const JsonPath& path) {
   if (v.is_string()) {
-    if (std::optional<std::vector<int>> plain = plain_rank_list(v.get_ref<const std::string&>())) {
-      if (!std::is_sorted(plain->begin(), plain->end())) std::sort(plain->begin(), plain->end());
-      return std::move(*plain);
-    }
+    if (std::optional<RankList> plain = known_list(v.get_ref<const std::string&>())) return *plain;
   }
   std::vector<int> out;
   const json ranks = unwrap(v);
-  if (!ranks.is_array()) return out;
+  if (!ranks.is_array()) return RankList(out);
   for (const json& r : ranks) {
     const int64_t x = rd.integer(SlotValue(&r), -1, path);
     if (x < 0 || x > INT32_MAX)
@@ -88,7 +111,7 @@ std::vector<int> parse_ranks(const json& v, DumpReader& rd, const JsonPath& path
     out.push_back(static_cast<int>(x));
   }
   std::sort(out.begin(), out.end());
-  return out;
+  return RankList(out);
 }
 
 }  // namespace
@@ -123,7 +146,16 @@ void read_status(const json& root, FrDump& dump, DumpReader& rd) {
   // name. An entry names both; without one (an empty or onlyActive dump), local ids
   // 0..k-1 follow creation order, which is the numeric order of the k groups' names.
   std::map<std::string, std::string> id_to_name;
-  for (const FrEntry& e : dump.entries) id_to_name.emplace(e.pg_id(), e.pg_name());
+  // The first entry of each pg_id names it; entries sharing their group facts (one
+  // interned tuple: one address) are looked at once.
+  std::unordered_set<const FrGroupFacts*> seen;
+  const FrGroupFacts* last = nullptr;
+  for (const FrEntry& e : dump.entries) {
+    const FrGroupFacts* g = &e.group();
+    if (g == last || !seen.insert(g).second) continue;
+    last = g;
+    id_to_name.emplace(g->pg_id, g->pg_name);
+  }
   std::vector<std::string> by_creation;
   for (const auto& [name, g] : dump.groups) by_creation.push_back(name);
   std::stable_sort(by_creation.begin(), by_creation.end(), [](const std::string& a, const std::string& b) {

@@ -205,6 +205,65 @@ FrShapeId shape_of(const EntrySlots& e, ShapeCache& cache, bool by_view) {
   return id;
 }
 
+// Where a shape print is written (print_shape_node): false once it is full.
+struct Words {
+  uint64_t* at;
+  uint64_t* end;
+  bool put(uint64_t w) {
+    if (at == end) return false;
+    *at++ = w;
+    return true;
+  }
+};
+
+// Writes a print of pickle node `id` that tells the JSON it dumps to: a word of type
+// and size, then an integer's or float's bits, a string's symbol (kept by node: the
+// pickler memoizes strings), a list's items. False for a dict, bytes, or a print past
+// `out`'s room (shape_of then hashes and compares).
+bool print_shape_node(const pickle_detail::PickleArena& arena, uint32_t id, DumpReader& rd, Words& out) {
+  using pickle_detail::Kind;
+  using pickle_detail::Scalar;
+  const pickle_detail::Node& n = arena.node(id);
+  auto word = [](uint64_t tag, uint64_t low) { return tag << 56 | low; };  // low < 2^56
+  if (n.kind == Kind::kDict) return false;
+  if (n.kind != Kind::kScalar) {  // a list, tuple or set dumps as a JSON list
+    if (!out.put(word(1, n.count))) return false;
+    for (uint32_t item : arena.items_of(n))
+      if (!print_shape_node(arena, item, rd, out)) return false;
+    return true;
+  }
+  switch (n.type) {
+    case Scalar::kNull: return out.put(word(2, 0));
+    case Scalar::kBool: return out.put(word(3, n.flag));
+    case Scalar::kInt:
+    case Scalar::kUint:
+    case Scalar::kFloat: return out.put(word(4 + static_cast<uint64_t>(n.type), 0)) && out.put(n.num.u);
+    case Scalar::kString: return out.put(word(16, rd.sym(SlotValue(&arena, id)).id()));  // past the number tags
+    case Scalar::kBytes: return false;
+  }
+  return false;
+}
+
+// A pickle entry's shape by the print of its four slots (print_shape_node): one walk
+// of the nodes, hashed and compared as words; shape_of for what is not printed.
+FrShapeId pickle_shape_of(const EntrySlots& e, DumpReader& rd) {
+  constexpr std::array<EntryKey, 4> kKeys = {kKeyInputSizes, kKeyOutputSizes, kKeyInputDtypes, kKeyOutputDtypes};
+  std::array<uint64_t, 256>& buf = rd.nodes.shape_print;
+  Words out{buf.data(), buf.data() + buf.size()};
+  for (EntryKey k : kKeys) {
+    const SlotValue v = e.find(k);
+    if (!(v ? print_shape_node(*v.arena(), v.node_id(), rd, out) : out.put(0))) return shape_of(e, rd.nodes.shapes, true);
+  }
+  const std::span<const uint64_t> print(buf.data(), out.at);
+  const size_t hash = print_hash(print);
+  PrintTable<FrShapeId>& known = rd.nodes.shapes_by_print;
+  if (const FrShapeId* id = known.find(print, hash)) return *id;
+  if (known.size() > 65536) known.clear();  // a bound for dumps whose every entry differs
+  const FrShapeId id = shape_of(e, rd.nodes.shapes, true);
+  known.insert(print, hash, id);
+  return id;
+}
+
 // Appends to `out` a print of pickle value `v` that tells its content exactly: strings
 // by symbol, numbers by type and bits, containers by kind, size and items (a dict's
 // keys too). False for a value not printed so (bytes, or nested past `depth`).
@@ -250,8 +309,9 @@ FrCallId call_of(const EntrySlots& e, DumpReader& rd) {
     if (n.kind == pickle_detail::Kind::kScalar) by_node.push_back(frames.node_id());
     for (uint32_t id : frames.arena()->items_of(n)) by_node.push_back(id);
   }
-  auto& known = rd.nodes.calls_by_node;
-  if (auto it = known.find(by_node); it != known.end()) return it->second;
+  PrintTable<FrCallId>& known = rd.nodes.calls_by_node;
+  const size_t by_node_hash = print_hash(by_node);
+  if (const FrCallId* found = known.find(by_node, by_node_hash)) return *found;
   if (known.size() > 65536) known.clear();  // a bound for dumps whose every entry differs
   std::vector<uint64_t>& print = rd.nodes.print;
   print.clear();
@@ -267,7 +327,7 @@ FrCallId call_of(const EntrySlots& e, DumpReader& rd) {
       call = calls.emplace(print, FrCallId(read_frames(frames))).first->second;
     }
   }
-  known.emplace(by_node, call);
+  known.insert(by_node, by_node_hash, call);
   return call;
 }
 
@@ -308,11 +368,11 @@ FrEntry parse_entry(const EntrySlots& e, DumpReader& rd, size_t index) {
   const SlotValue dur = e.find(kKeyDuration);
   if (dur && dur.is_number()) out.set_duration_ms(dur.get_double());
   thread_local ShapeCache json_shapes;  // a JSON dump's values are gone after the entry: copies, kept per thread
-  out.set_shape(e.arena ? shape_of(e, rd.nodes.shapes, true) : shape_of(e, json_shapes, false));
+  out.set_shape(e.arena ? pickle_shape_of(e, rd) : shape_of(e, json_shapes, false));
   out.state = slot_sym(e, kKeyState, rd);
   out.retired = slot_bool(e, kKeyRetired);
   group.timeout_ms = field_int(kKeyTimeoutMs, 0);
-  out.set_group(group);
+  out.set_group(rd.group_id(group));
   out.set_call(call_of(e, rd));
   return out;
 }

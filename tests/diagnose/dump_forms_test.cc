@@ -156,16 +156,27 @@ TEST(DumpForms, GroupRankStringsReadAsTheirJson) {
       {R"("[1.0, 2]")", {1, 2}},                          // a JSON number the integer rules take
       {R"([5, 4])", {4, 5}},                              // a list, not a string
   };
-  for (const auto& [text, want] : read) {
-    Result<FrDump> d = ranks_of(text);
-    ASSERT_TRUE(d.ok()) << text << ": " << d.errors().front().to_string();
-    EXPECT_EQ(d->groups.at("0").ranks.get(), want) << text;
+  // Twice: a text read before is found by its bytes, and read the same.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const auto& [text, want] : read) {
+      Result<FrDump> d = ranks_of(text);
+      ASSERT_TRUE(d.ok()) << text << ": " << d.errors().front().to_string();
+      EXPECT_EQ(d->groups.at("0").ranks.get(), want) << text;
+    }
+    for (const char* text : {R"("[2147483648]")", R"("[-1]")"}) {
+      Result<FrDump> d = ranks_of(text);
+      ASSERT_FALSE(d.ok()) << text;
+      EXPECT_NE(d.errors().front().to_string().find("a rank must be an integer in 0 .. 2^31-1"), std::string::npos)
+          << d.errors().front().to_string();
+    }
   }
-  for (const char* text : {R"("[2147483648]")", R"("[-1]")"}) {
-    Result<FrDump> d = ranks_of(text);
-    ASSERT_FALSE(d.ok()) << text;
-    EXPECT_NE(d.errors().front().to_string().find("a rank must be an integer in 0 .. 2^31-1"), std::string::npos)
-        << d.errors().front().to_string();
+  // More distinct lists than are kept, then the first again; texts of one length that
+  // differ in one byte.
+  for (int k = 0; k < 40; ++k) {
+    const int r = k % 20;
+    Result<FrDump> d = ranks_of("\"[" + std::to_string(r) + ", " + std::to_string(r + 100) + "]\"");
+    ASSERT_TRUE(d.ok());
+    EXPECT_EQ(d->groups.at("0").ranks.get(), (std::vector<int>{r, r + 100})) << k;
   }
 }
 
@@ -345,6 +356,47 @@ TEST(DumpForms, PickleEntriesShareFramesAndShapesByContent) {
   EXPECT_EQ(d.entries[2].input_sizes(), "[[4]]");
   EXPECT_EQ(d.entries[3].input_numel(), 0);
   EXPECT_EQ(d.entries[4].input_numel(), 4);
+}
+
+// A pickle's shapes are found by a print of their values (strings by symbol): a string
+// memoized or made anew, a tuple for a list, a digit string for a number, a dict, null
+// and absent each read as their own text; an integer pg_id reads as its decimal, signed
+// or not, whichever integers came before.
+TEST(DumpForms, PickleShapesAndIntegerIdsReadByValue) {
+  auto u = [](const std::string& t) {
+    std::string len;
+    for (int k = 0; k < 4; ++k) len += static_cast<char>((t.size() >> (8 * k)) & 0xff);
+    return "X" + len + t;
+  };
+  auto entry = [&](int seq, const std::string& pg, const std::string& fields) {
+    return "}(" + u("pg_id") + pg + u("collective_seq_id") + "K"s + static_cast<char>(seq) + fields + "u";
+  };
+  const std::string four = u("input_sizes") + "](](K\x04" "ee";
+  const std::string minus_one = "J\xff\xff\xff\xff"s, max_u64 = "\x8a\x09\xff\xff\xff\xff\xff\xff\xff\xff\x00"s;
+  const std::string entries =
+      entry(1, "K\x01", four + u("input_dtypes") + "](" + u("Float") + "q\x05" "e") +
+      entry(2, "K\x11", four + u("input_dtypes") + "](h\x05" "e") +
+      entry(3, "K\x01", u("input_sizes") + "](K\x04\x85" "e" + u("input_dtypes") + "](" + u("Float") + "e") +
+      entry(4, minus_one, u("input_sizes") + "](](" + u("4") + "ee" + u("input_dtypes") + "](h\x05" "e") +
+      entry(5, max_u64, four + u("input_dtypes") + "}(" + u("a") + "K\x01" "u") +
+      entry(6, "K\x00"s, four + u("output_sizes") + "N") +
+      entry(7, "K\x11", four + u("input_dtypes") + "](h\x05" "e");
+  const FrDump d = parse_ok("\x80\x02}(" + u("rank") + "K\x00"s + u("entries") + "](" + entries + "eu.", "rank_0", 0);
+  ASSERT_EQ(d.entries.size(), 7u);
+  const std::vector<std::string> ids{"1", "17", "1", "-1", "18446744073709551615", "0", "17"};
+  for (size_t i = 0; i < ids.size(); ++i) EXPECT_EQ(d.entries[i].pg_id().str(), ids[i]) << i;
+  for (size_t i : {0, 1, 2, 6}) {
+    EXPECT_EQ(d.entries[i].input_sizes(), "[[4]]") << i;
+    EXPECT_EQ(d.entries[i].input_dtypes(), "[\"Float\"]") << i;
+    EXPECT_EQ(d.entries[i].output_sizes(), "[]") << i;
+    EXPECT_EQ(d.entries[i].input_numel(), 4) << i;
+    EXPECT_TRUE(d.entries[i].shape() == d.entries[0].shape()) << i;
+  }
+  EXPECT_EQ(d.entries[3].input_sizes(), "[[\"4\"]]");
+  EXPECT_EQ(d.entries[3].input_numel(), 4);
+  EXPECT_EQ(d.entries[4].input_dtypes(), "{\"a\":1}");
+  EXPECT_EQ(d.entries[5].output_sizes(), "null");
+  EXPECT_EQ(d.entries[5].input_dtypes(), "[]");
 }
 
 }  // namespace

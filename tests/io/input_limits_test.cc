@@ -87,6 +87,35 @@ TEST(InputLimits, ReadFileCappedCatchesAFileThatGrows) {
   EXPECT_NE(r.errors()[0].message.find("grew while read"), std::string::npos) << r.errors()[0].message;
 }
 
+// One buffer read into again and again holds each file's bytes exactly, longer or
+// shorter than the one before; an error leaves it empty, with the same message.
+TEST(InputLimits, ReadFileCappedIntoReusesItsBuffer) {
+  const fs::path d = temp_dir("into");
+  const std::string big(200000, 'x');
+  { std::ofstream(d / "big") << big; }
+  { std::ofstream(d / "small") << "abc"; }
+  { std::ofstream(d / "empty"); }
+  std::string buf;
+  for (const auto& [name, want] : std::vector<std::pair<std::string, std::string>>{
+           {"big", big}, {"small", "abc"}, {"empty", ""}, {"big", big}, {"small", "abc"}}) {
+    EXPECT_FALSE(read_file_capped_into((d / name).string(), kMiB, "test file", buf).has_value()) << name;
+    EXPECT_EQ(buf, want) << name;
+  }
+  std::optional<Diagnostic> err = read_file_capped_into((d / "big").string(), 1000, "test file", buf);
+  ASSERT_TRUE(err.has_value());
+  EXPECT_EQ(err->message, read_file_capped((d / "big").string(), 1000, "test file").errors()[0].message);
+  EXPECT_NE(err->message.find("larger than the 1000 B limit (200000 bytes)"), std::string::npos) << err->message;
+  EXPECT_TRUE(buf.empty());
+  err = read_file_capped_into("/proc/self/maps", 8, "test file", buf);
+  ASSERT_TRUE(err.has_value());
+  EXPECT_NE(err->message.find("grew while read"), std::string::npos) << err->message;
+  EXPECT_TRUE(buf.empty());
+  err = read_file_capped_into(d.string(), kMiB, "test file", buf);
+  ASSERT_TRUE(err.has_value());
+  EXPECT_NE(err->message.find("is a folder; expected a regular file"), std::string::npos) << err->message;
+  fs::remove_all(d);
+}
+
 TEST(InputLimits, EmpiricalJitterFileMustBeARegularFileWithinItsCap) {
   const fs::path d = temp_dir("csv");
   auto scenario = [&](const std::string& file) {
