@@ -37,16 +37,6 @@ struct WalkFrame {
 // "BINUNICODE (0x58)", or "0xff" for a byte that is no opcode.
 std::string op_label(uint8_t code);
 
-// The node step_hot makes, its fields kept apart (in registers) until it is made.
-struct HotNode {
-  Kind kind = Kind::kScalar;
-  Scalar type = Scalar::kNull;
-  bool flag = false;
-  int64_t num = 0;
-  std::string_view text;
-  uint32_t first = 0, count = 0;
-};
-
 class Machine {
  public:
   Machine(std::string_view bytes, const std::string& file, const PickleLimits& limits);
@@ -75,7 +65,7 @@ class Machine {
   bool step_hot(uint8_t code, uint64_t at, size_t& pos);  // run()'s tight path, pos_ untouched
   bool hot_collect(Kind kind);  // step_hot's cases (pickle_steps.cc)
   bool hot_append();
-  bool hot_tuple2(HotNode& made);
+  bool hot_tuple2(uint32_t& first);
   bool walk(uint32_t root, std::string_view omit_key, nlohmann::json* out, EntrySlots* slots);  // pickle_tree.cc
   bool take_key(WalkFrame& f, std::string_view omit_key);
   uint64_t walk_budget() const;  // the expansion budget's limit

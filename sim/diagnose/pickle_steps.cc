@@ -196,8 +196,9 @@ bool Machine::memo_get(uint64_t id) {
 }
 
 // The general way for the opcodes step_hot takes, and a few other common ones, each its
-// own case; run() has checked its fixed argument bytes are there (kArgBytes).
-[[gnu::always_inline]] inline void Machine::step(uint8_t code) {
+// own case; run() has checked its fixed argument bytes are there (kArgBytes). A call
+// from run()'s loop, kept out of it: run() stays small enough that its own pushes inline.
+void Machine::step(uint8_t code) {
   const char* at = bytes_.data() + pos_;
   Node* n = nullptr;
   bool handled = false;
@@ -302,29 +303,26 @@ bool Machine::memo_get(uint64_t id) {
 }
 
 // TUPLE2 where it passes (two values above the last MARK, room for a node and two
-// items): its items into the pool, off the stack, `made` the tuple; step_hot makes it.
-[[gnu::always_inline]] inline bool Machine::hot_tuple2(HotNode& made) {
+// items): its items into the pool at `first`, off the stack; step_hot makes the tuple.
+[[gnu::always_inline]] inline bool Machine::hot_tuple2(uint32_t& first) {
   const size_t floor = marks_.empty() ? 0 : marks_.back();
   if (stack_.size() < floor + 2 || nodes_.size() >= limits_.max_values || items_.size() + 2 > UINT32_MAX)
     [[unlikely]] return false;
-  made.kind = Kind::kTuple;
-  made.first = static_cast<uint32_t>(items_.size());
-  made.count = 2;
+  first = static_cast<uint32_t>(items_.size());
   items_.insert(items_.end(), stack_.end() - 2, stack_.end());
   stack_.resize(stack_.size() - 2);
   return true;
 }
 
 // LONG1 of 1 to 8 bytes, not negative, its bytes there (push_long's common case), as
-// `made`; `p` is at its length byte, `length` set to the bytes it reads.
-[[gnu::always_inline]] static inline bool hot_long1(const char* p, size_t left, HotNode& made, size_t& length) {
+// `num`; `p` is at its length byte, `length` set to the bytes it reads.
+[[gnu::always_inline]] static inline bool hot_long1(const char* p, size_t left, int64_t& num, size_t& length) {
   const uint64_t width = load_le<1>(p);
   if (width < 1 || width > 8 || left - 1 < width || (static_cast<uint8_t>(p[width]) & 0x80)) [[unlikely]]
     return false;
   uint64_t v = 0;
   for (size_t k = 0; k < width; ++k) v |= uint64_t{static_cast<uint8_t>(p[1 + k])} << (8 * k);
-  made.type = Scalar::kInt;
-  made.num = static_cast<int64_t>(v);
+  num = static_cast<int64_t>(v);
   length = 1 + width;
   return true;
 }
@@ -337,7 +335,12 @@ bool Machine::memo_get(uint64_t id) {
 // byte; its fixed argument bytes are there (kArgBytes).
 [[gnu::always_inline]] inline bool Machine::step_hot(uint8_t code, uint64_t at, size_t& pos) {
   const char* p = bytes_.data() + pos;
-  HotNode made;
+  Kind kind = Kind::kScalar;  // the node made, its fields in registers until it is made
+  Scalar type = Scalar::kNull;
+  bool flag = false;
+  int64_t num = 0;
+  std::string_view text;
+  uint32_t first = 0, count = 0;
   size_t length = 0;  // the argument bytes read
   switch (code) {
     case 'h': {
@@ -352,6 +355,7 @@ bool Machine::memo_get(uint64_t id) {
       if (!memo_put_dense(code == 'r' ? load_le<4>(p) : load_le<1>(p))) [[unlikely]] return false;
       pos += code == 'r' ? 4 : 1;
       return true;
+    case 0x94: return memo_put_dense(memo_count_);  // MEMOIZE
     case '(':
       if (marks_.size() >= limits_.max_depth) [[unlikely]] return false;
       marks_.push_back(stack_.size());
@@ -359,27 +363,32 @@ bool Machine::memo_get(uint64_t id) {
     case 'a': return hot_append();
     case 'e': return hot_collect(Kind::kList);
     case 'u': return hot_collect(Kind::kDict);
-    case ']': made.kind = Kind::kList; break;
-    case '}': made.kind = Kind::kDict; break;
+    case ']': kind = Kind::kList; break;
+    case '}': kind = Kind::kDict; break;
     case 'N': break;
     case 0x88:
-    case 0x89: made.type = Scalar::kBool; made.flag = code == 0x88; break;
-    case 'K': made.type = Scalar::kInt; made.num = static_cast<int64_t>(load_le<1>(p)); length = 1; break;
-    case 'M': made.type = Scalar::kInt; made.num = static_cast<int64_t>(load_le<2>(p)); length = 2; break;
-    case 'J': made.type = Scalar::kInt; made.num = static_cast<int32_t>(load_le<4>(p)); length = 4; break;
+    case 0x89: type = Scalar::kBool; flag = code == 0x88; break;
+    case 'K': type = Scalar::kInt; num = static_cast<int64_t>(load_le<1>(p)); length = 1; break;
+    case 'M': type = Scalar::kInt; num = static_cast<int64_t>(load_le<2>(p)); length = 2; break;
+    case 'J': type = Scalar::kInt; num = static_cast<int32_t>(load_le<4>(p)); length = 4; break;
     case 0x8a:
-      if (!hot_long1(p, bytes_.size() - pos, made, length)) [[unlikely]] return false;
+      if (!hot_long1(p, bytes_.size() - pos, num, length)) [[unlikely]] return false;
+      type = Scalar::kInt;
       break;
     case 0x86:
-      if (!hot_tuple2(made)) [[unlikely]] return false;
+      if (!hot_tuple2(first)) [[unlikely]] return false;
+      kind = Kind::kTuple;
+      count = 2;
       break;
-    case 'X': {
-      const uint64_t n = load_le<4>(p);
-      if (bytes_.size() - pos - 4 < n) [[unlikely]] return false;
-      made.text = bytes_.substr(pos + 4, n);
-      if (!valid_utf8(made.text)) [[unlikely]] return false;
-      made.type = Scalar::kString;
-      length = 4 + n;
+    case 'X':
+    case 0x8c: {  // BINUNICODE, SHORT_BINUNICODE (as Python's pickler writes strings)
+      const size_t width = code == 'X' ? 4 : 1;
+      const uint64_t n = code == 'X' ? load_le<4>(p) : load_le<1>(p);
+      if (bytes_.size() - pos - width < n) [[unlikely]] return false;
+      text = bytes_.substr(pos + width, n);
+      if (!valid_utf8(text)) [[unlikely]] return false;
+      type = Scalar::kString;
+      length = width + n;
       break;
     }
     default: return false;
@@ -387,14 +396,14 @@ bool Machine::memo_get(uint64_t id) {
   if (nodes_.size() >= limits_.max_values) [[unlikely]] return false;  // TUPLE2 checked it before its changes
   stack_.push_back(static_cast<uint32_t>(nodes_.size()));
   Node& n = nodes_.emplace_back();  // its fields written one by one, from registers
-  n.kind = made.kind;
-  n.type = made.type;
-  n.flag = made.flag;
+  n.kind = kind;
+  n.type = type;
+  n.flag = flag;
   n.at = at;
-  n.num.i = made.num;
-  n.text = made.text;
-  n.first = made.first;
-  n.count = n.room = made.count;
+  n.num.i = num;
+  n.text = text;
+  n.first = first;
+  n.count = n.room = count;
   pos += length;
   return true;
 }
