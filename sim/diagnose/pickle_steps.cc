@@ -50,7 +50,8 @@ bool valid_utf8(std::string_view s) {
 }
 
 // The fixed argument bytes each opcode reads first (an integer, a length, a memo id):
-// run() checks they are there once, before the opcode's step.
+// run() checks they are there once, before the opcode's general step (step_hot checks
+// its own cases' bytes, constants there).
 constexpr std::array<uint8_t, 256> kArgBytes = [] {
   std::array<uint8_t, 256> t{};
   const auto set = [&t](std::initializer_list<unsigned> codes, uint8_t bytes) {
@@ -330,11 +331,13 @@ void Machine::step(uint8_t code) {
 // The opcodes a dump is made of where they pass, with the position in a local: the
 // memo, MARK, APPEND(S) and SETITEMS, and those that make a node (empty lists and
 // dicts, the integers, None and the booleans, BINUNICODE, TUPLE2), each node made at
-// one place below. True when done; false leaves the machine as it was, and step() then
-// reads the opcode (and reports any error) the general way. `pos` is past the opcode
-// byte; its fixed argument bytes are there (kArgBytes).
+// one place below. True when done; false leaves the machine as it was, and run() then
+// checks the fixed argument bytes (kArgBytes) and step() reads the opcode (and reports
+// any error) the general way. `pos` is past the opcode byte; each case checks its own
+// argument bytes are there before it reads them.
 [[gnu::always_inline]] inline bool Machine::step_hot(uint8_t code, uint64_t at, size_t& pos) {
   const char* p = bytes_.data() + pos;
+  const size_t left = bytes_.size() - pos;  // each case checks its fixed argument bytes are there
   Kind kind = Kind::kScalar;  // the node made, its fields in registers until it is made
   Scalar type = Scalar::kNull;
   bool flag = false;
@@ -344,6 +347,7 @@ void Machine::step(uint8_t code) {
   size_t length = 0;  // the argument bytes read
   switch (code) {
     case 'h': {
+      if (left < 1) [[unlikely]] return false;
       const auto id = static_cast<uint8_t>(*p);
       if (id >= memo_dense_.size() || memo_dense_[id] == kNoMemo) [[unlikely]] return false;
       stack_.push_back(memo_dense_[id]);
@@ -352,7 +356,8 @@ void Machine::step(uint8_t code) {
     }
     case 'r':
     case 'q':
-      if (!memo_put_dense(code == 'r' ? load_le<4>(p) : load_le<1>(p))) [[unlikely]] return false;
+      if (left < (code == 'r' ? 4u : 1u) || !memo_put_dense(code == 'r' ? load_le<4>(p) : load_le<1>(p))) [[unlikely]]
+        return false;
       pos += code == 'r' ? 4 : 1;
       return true;
     case 0x94: return memo_put_dense(memo_count_);  // MEMOIZE
@@ -368,11 +373,14 @@ void Machine::step(uint8_t code) {
     case 'N': break;
     case 0x88:
     case 0x89: type = Scalar::kBool; flag = code == 0x88; break;
-    case 'K': type = Scalar::kInt; num = static_cast<int64_t>(load_le<1>(p)); length = 1; break;
-    case 'M': type = Scalar::kInt; num = static_cast<int64_t>(load_le<2>(p)); length = 2; break;
-    case 'J': type = Scalar::kInt; num = static_cast<int32_t>(load_le<4>(p)); length = 4; break;
+    case 'K': if (left < 1) [[unlikely]] return false;
+      type = Scalar::kInt; num = static_cast<int64_t>(load_le<1>(p)); length = 1; break;
+    case 'M': if (left < 2) [[unlikely]] return false;
+      type = Scalar::kInt; num = static_cast<int64_t>(load_le<2>(p)); length = 2; break;
+    case 'J': if (left < 4) [[unlikely]] return false;
+      type = Scalar::kInt; num = static_cast<int32_t>(load_le<4>(p)); length = 4; break;
     case 0x8a:
-      if (!hot_long1(p, bytes_.size() - pos, num, length)) [[unlikely]] return false;
+      if (left < 1 || !hot_long1(p, left, num, length)) [[unlikely]] return false;
       type = Scalar::kInt;
       break;
     case 0x86:
@@ -383,8 +391,9 @@ void Machine::step(uint8_t code) {
     case 'X':
     case 0x8c: {  // BINUNICODE, SHORT_BINUNICODE (as Python's pickler writes strings)
       const size_t width = code == 'X' ? 4 : 1;
+      if (left < width) [[unlikely]] return false;
       const uint64_t n = code == 'X' ? load_le<4>(p) : load_le<1>(p);
-      if (bytes_.size() - pos - width < n) [[unlikely]] return false;
+      if (left - width < n) [[unlikely]] return false;
       text = bytes_.substr(pos + width, n);
       if (!valid_utf8(text)) [[unlikely]] return false;
       type = Scalar::kString;
@@ -421,13 +430,13 @@ Result<uint32_t> Machine::run() {
     }
     const uint64_t at = pos;
     const auto code = static_cast<uint8_t>(data[pos++]);
+    if (step_hot(code, at, pos)) [[likely]] continue;
     if (const size_t arg = kArgBytes[code]; size - pos < arg) [[unlikely]] {
       pos_ = pos;
       op_at_ = at;
       need(arg, std::string(kOpByCode[code]->name).c_str());
       return *error_;
     }
-    if (step_hot(code, at, pos)) [[likely]] continue;
     if (code == '.') [[unlikely]] {
       if (stack_.empty()) return *(fail(at, "STOP with nothing on the stack"), error_);
       return stack_.back();
