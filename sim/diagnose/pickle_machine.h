@@ -60,7 +60,7 @@ class Machine {
   std::span<const uint32_t> items(const Node& n) const { return {items_.data() + n.first, n.count}; }
 
  private:
-  void step(uint8_t code);       // pickle_steps.cc: the common opcodes, one switch
+  void step(uint8_t code);       // pickle_steps.cc: the general way where step_hot declines, one switch
   void step_rare(uint8_t code);  // the rest, and the refused opcodes
   bool step_hot(uint8_t code, uint64_t at, size_t& pos);  // run()'s tight path, pos_ untouched
   bool hot_collect(Kind kind);  // step_hot's cases (pickle_steps.cc)
