@@ -60,10 +60,12 @@ class Machine {
   std::span<const uint32_t> items(const Node& n) const { return {items_.data() + n.first, n.count}; }
 
  private:
-  void step(uint8_t code);       // pickle_steps.cc: the common opcodes, one switch
+  void step(uint8_t code);       // pickle_steps.cc: the general way where step_hot declines, one switch
   void step_rare(uint8_t code);  // the rest, and the refused opcodes
   bool step_hot(uint8_t code, uint64_t at, size_t& pos);  // run()'s tight path, pos_ untouched
-  Node* emit_at(uint64_t at);
+  bool hot_collect(Kind kind);  // step_hot's cases (pickle_steps.cc)
+  bool hot_append();
+  bool hot_tuple2(uint32_t& first);
   bool walk(uint32_t root, std::string_view omit_key, nlohmann::json* out, EntrySlots* slots);  // pickle_tree.cc
   bool take_key(WalkFrame& f, std::string_view omit_key);
   uint64_t walk_budget() const;  // the expansion budget's limit
@@ -105,7 +107,6 @@ class Machine {
   bool memo_put(uint64_t id);
   bool memo_put_dense(uint64_t id);                   // pickle_steps.cc: the inline common cases
   Node* top_below(size_t above, Kind kind);
-  void collect_fast(Kind kind, const char* what);
   bool memo_get(uint64_t id);
   bool collect(Kind kind, const char* what);  // APPENDS, SETITEMS, ADDITEMS
 

@@ -1,7 +1,8 @@
 // The pickle reader's opcode pass (pickle_reader.h, pickle_ops.h): run() checks each
-// opcode's fixed argument bytes once and, its position in a local, reads the hottest
-// opcodes in step_hot where they pass; step() takes the rest a dump is made of in one
-// switch, and step_rare (pickle_rare.cc) the others (scalars, text forms, framing, containers, the memo).
+// opcode's fixed argument bytes once and, its position in a local, reads the opcodes a
+// dump is made of in step_hot where they pass; step() takes them the general way where
+// a check fails (and a few others Python's pickler writes) in one switch, and step_rare
+// (pickle_rare.cc) the rest (scalars, text forms, framing, containers, the memo).
 #include <array>
 #include <cerrno>
 #include <cstdlib>
@@ -49,7 +50,8 @@ bool valid_utf8(std::string_view s) {
 }
 
 // The fixed argument bytes each opcode reads first (an integer, a length, a memo id):
-// run() checks they are there once, before the opcode's step.
+// run() checks they are there once, before the opcode's general step (step_hot checks
+// its own cases' bytes, constants there).
 constexpr std::array<uint8_t, 256> kArgBytes = [] {
   std::array<uint8_t, 256> t{};
   const auto set = [&t](std::initializer_list<unsigned> codes, uint8_t bytes) {
@@ -194,33 +196,10 @@ bool Machine::memo_get(uint64_t id) {
   return n.kind == kind ? &n : nullptr;
 }
 
-// APPENDS and SETITEMS inline where they pass: a MARK, the container of `kind` just
-// below it (above the MARK before), whole pairs for a dict; else collect() finds the error.
-[[gnu::always_inline]] inline void Machine::collect_fast(Kind kind, const char* what) {
-  const size_t marks = marks_.size();
-  if (marks != 0) [[likely]] {
-    const size_t begin = marks_[marks - 1];
-    const size_t floor = marks > 1 ? marks_[marks - 2] : 0;
-    const size_t count = stack_.size() - begin;
-    if (begin > floor && nodes_[stack_[begin - 1]].kind == kind && (kind != Kind::kDict || count % 2 == 0)) [[likely]] {
-      marks_.pop_back();
-      Node& target = nodes_[stack_[begin - 1]];
-      if (target.count + count <= target.room) {
-        std::copy_n(stack_.data() + begin, count, items_.data() + target.first + target.count);
-        target.count += static_cast<uint32_t>(count);
-      } else if (!add_items(target, stack_.data() + begin, count)) [[unlikely]] {
-        return;
-      }
-      stack_.resize(begin);
-      return;
-    }
-  }
-  collect(kind, what);
-}
-
-// The opcodes a dump is made of, each its own case; run() has checked its fixed
-// argument bytes are there (kArgBytes). Inlined into run()'s loop: no call per opcode.
-[[gnu::always_inline]] inline void Machine::step(uint8_t code) {
+// The general way for the opcodes step_hot takes, and a few other common ones, each its
+// own case; run() has checked its fixed argument bytes are there (kArgBytes). A call
+// from run()'s loop, kept out of it: run() stays small enough that its own pushes inline.
+void Machine::step(uint8_t code) {
   const char* at = bytes_.data() + pos_;
   Node* n = nullptr;
   bool handled = false;
@@ -238,8 +217,8 @@ bool Machine::memo_get(uint64_t id) {
     case 'J': pos_ += 4; push_int(static_cast<int32_t>(load_le<4>(at))); return;
     case 'X': pos_ += 4; push_string(load_le<4>(at), "BINUNICODE"); return;
     case 0x8c: pos_ += 1; push_string(load_le<1>(at), "SHORT_BINUNICODE"); return;
-    // BINPUT, LONG_BINPUT, BINGET and APPEND reach step() only where step_hot's common
-    // case did not apply: the general way, with its errors.
+    // The opcodes step_hot takes reach step() only where its common case did not apply
+    // (a check would fail): the general way, with its errors.
     case 'q': pos_ += 1; memo_put(load_le<1>(at)); return;
     case 'r': pos_ += 4; memo_put(load_le<4>(at)); return;
     case 0x94:
@@ -255,52 +234,16 @@ bool Machine::memo_get(uint64_t id) {
       }
       marks_.push_back(stack_.size());
       return;
-    case 'u': collect_fast(Kind::kDict, "SETITEMS"); return;
-    case 'e': collect_fast(Kind::kList, "APPENDS"); return;
+    case 'u': collect(Kind::kDict, "SETITEMS"); return;
+    case 'e': collect(Kind::kList, "APPENDS"); return;
     case 0x90: collect(Kind::kSet, "ADDITEMS"); return;
-    case 0x8a:
-      if (const uint64_t width = load_le<1>(at); width >= 1 && width <= 8 && size_t{bytes_.size() - pos_ - 1} >= width &&
-                                                  !(static_cast<uint8_t>(at[width]) & 0x80)) {
-        uint64_t v = 0;  // LONG1 of 1 to 8 bytes, not negative: push_long's common case
-        for (size_t k = 0; k < width; ++k) v |= uint64_t{static_cast<uint8_t>(at[1 + k])} << (8 * k);
-        pos_ += 1 + width;
-        push_int(static_cast<int64_t>(v));
-        return;
-      }
-      pos_ += 1;
-      push_long(load_le<1>(at), "LONG1");
-      return;
-    case 0x86:
-      if (const size_t floor = marks_.empty() ? 0 : marks_.back();
-          stack_.size() >= floor + 2 && nodes_.size() < limits_.max_values && items_.size() + 2 <= UINT32_MAX) {
-        const auto first = static_cast<uint32_t>(items_.size());  // TUPLE2: step_container's case, inline
-        items_.insert(items_.end(), stack_.end() - 2, stack_.end());
-        stack_.resize(stack_.size() - 2);
-        n = emit();
-        n->kind = Kind::kTuple;
-        n->first = first;
-        n->count = n->room = 2;
-        return;
-      }
-      step_container(code, handled);
-      return;
+    case 0x8a: pos_ += 1; push_long(load_le<1>(at), "LONG1"); return;
     case 0x85:
+    case 0x86:
     case 0x87:
     case 0x8f: step_container(code, handled); return;
     case 'G': step_scalar(code, handled); return;
-    case 'a':
-      if (Node* target = top_below(1, Kind::kList)) {  // full (step_hot appends where there is room)
-        if ((target->count == 0 || target->first + target->room == items_.size()) && items_.size() < UINT32_MAX) {
-          if (target->count == 0) target->first = static_cast<uint32_t>(items_.size());  // as add_items grows it
-          items_.push_back(stack_.back());
-          ++target->count;
-          ++target->room;
-          stack_.pop_back();
-          return;
-        }
-      }
-      step_collect(code, handled);
-      return;
+    case 'a': step_collect(code, handled); return;
     case 's':
       if (Node* target = top_below(2, Kind::kDict); target && target->count + 2 <= target->room) {
         uint32_t* to = items_.data() + target->first + target->count;  // SETITEM with room
@@ -316,25 +259,95 @@ bool Machine::memo_get(uint64_t id) {
   }
 }
 
-// A node made by a common opcode at byte `at`, on the stack; nullptr past max_values
-// (the caller then goes the general way, which reports it).
-[[gnu::always_inline]] inline Node* Machine::emit_at(uint64_t at) {
-  if (nodes_.size() >= limits_.max_values) [[unlikely]] return nullptr;
-  const auto id = static_cast<uint32_t>(nodes_.size());
-  Node& n = nodes_.emplace_back();
-  n.at = at;
-  stack_.push_back(id);
-  return &n;
+// APPENDS and SETITEMS where they pass: a MARK, the container of `kind` just below it
+// (above the MARK before), whole pairs for a dict, the item pool within its bound
+// however the range grows. False (nothing done) otherwise: collect() finds the error.
+[[gnu::always_inline]] inline bool Machine::hot_collect(Kind kind) {
+  const size_t marks = marks_.size();
+  if (marks == 0) [[unlikely]] return false;
+  const size_t begin = marks_[marks - 1];
+  const size_t floor = marks > 1 ? marks_[marks - 2] : 0;
+  const size_t count = stack_.size() - begin;
+  if (begin <= floor || (kind == Kind::kDict && count % 2 != 0)) [[unlikely]] return false;
+  Node& target = nodes_[stack_[begin - 1]];
+  if (target.kind != kind) [[unlikely]] return false;
+  if (target.count + count <= target.room) {
+    std::copy_n(stack_.data() + begin, count, items_.data() + target.first + target.count);
+    target.count += static_cast<uint32_t>(count);
+  } else {
+    // add_items grows the pool by at most count + 2 * target.count: within the bound, it cannot fail
+    if (items_.size() + count + 2 * uint64_t{target.count} > UINT32_MAX) [[unlikely]] return false;
+    add_items(target, stack_.data() + begin, count);
+  }
+  marks_.pop_back();
+  stack_.resize(begin);
+  return true;
 }
 
-// The hottest opcodes where they pass, with the position in a local: BINGET, the
-// memo puts, EMPTY_LIST, EMPTY_DICT, MARK, APPEND and BINUNICODE. True when done;
-// false leaves the machine as it was, and step() then reads the opcode (and reports
-// any error) the general way. `pos` is past the opcode byte; its arguments are there.
+// APPEND where it passes: into the list below the top with room, or one that can grow in
+// place (empty, or its range at the pool's end). False (nothing done) otherwise.
+[[gnu::always_inline]] inline bool Machine::hot_append() {
+  Node* target = top_below(1, Kind::kList);
+  if (!target) [[unlikely]] return false;
+  if (target->count < target->room) {
+    items_[target->first + target->count++] = stack_.back();
+  } else if ((target->count == 0 || target->first + target->room == items_.size()) && items_.size() < UINT32_MAX) {
+    if (target->count == 0) target->first = static_cast<uint32_t>(items_.size());  // as add_items grows it
+    items_.push_back(stack_.back());
+    ++target->count;
+    ++target->room;
+  } else {
+    return false;
+  }
+  stack_.pop_back();
+  return true;
+}
+
+// TUPLE2 where it passes (two values above the last MARK, room for a node and two
+// items): its items into the pool at `first`, off the stack; step_hot makes the tuple.
+[[gnu::always_inline]] inline bool Machine::hot_tuple2(uint32_t& first) {
+  const size_t floor = marks_.empty() ? 0 : marks_.back();
+  if (stack_.size() < floor + 2 || nodes_.size() >= limits_.max_values || items_.size() + 2 > UINT32_MAX)
+    [[unlikely]] return false;
+  first = static_cast<uint32_t>(items_.size());
+  items_.insert(items_.end(), stack_.end() - 2, stack_.end());
+  stack_.resize(stack_.size() - 2);
+  return true;
+}
+
+// LONG1 of 1 to 8 bytes, not negative, its bytes there (push_long's common case), as
+// `num`; `p` is at its length byte, `length` set to the bytes it reads.
+[[gnu::always_inline]] static inline bool hot_long1(const char* p, size_t left, int64_t& num, size_t& length) {
+  const uint64_t width = load_le<1>(p);
+  if (width < 1 || width > 8 || left - 1 < width || (static_cast<uint8_t>(p[width]) & 0x80)) [[unlikely]]
+    return false;
+  uint64_t v = 0;
+  for (size_t k = 0; k < width; ++k) v |= uint64_t{static_cast<uint8_t>(p[1 + k])} << (8 * k);
+  num = static_cast<int64_t>(v);
+  length = 1 + width;
+  return true;
+}
+
+// The opcodes a dump is made of where they pass, with the position in a local: the
+// memo, MARK, APPEND(S) and SETITEMS, and those that make a node (empty lists and
+// dicts, the integers, None and the booleans, BINUNICODE, TUPLE2), each node made at
+// one place below. True when done; false leaves the machine as it was, and run() then
+// checks the fixed argument bytes (kArgBytes) and step() reads the opcode (and reports
+// any error) the general way. `pos` is past the opcode byte; each case checks its own
+// argument bytes are there before it reads them.
 [[gnu::always_inline]] inline bool Machine::step_hot(uint8_t code, uint64_t at, size_t& pos) {
   const char* p = bytes_.data() + pos;
+  const size_t left = bytes_.size() - pos;  // each case checks its fixed argument bytes are there
+  Kind kind = Kind::kScalar;  // the node made, its fields in registers until it is made
+  Scalar type = Scalar::kNull;
+  bool flag = false;
+  int64_t num = 0;
+  std::string_view text;
+  uint32_t first = 0, count = 0;
+  size_t length = 0;  // the argument bytes read
   switch (code) {
     case 'h': {
+      if (left < 1) [[unlikely]] return false;
       const auto id = static_cast<uint8_t>(*p);
       if (id >= memo_dense_.size() || memo_dense_[id] == kNoMemo) [[unlikely]] return false;
       stack_.push_back(memo_dense_[id]);
@@ -343,40 +356,65 @@ bool Machine::memo_get(uint64_t id) {
     }
     case 'r':
     case 'q':
-      if (!memo_put_dense(code == 'r' ? load_le<4>(p) : load_le<1>(p))) [[unlikely]] return false;
+      if (left < (code == 'r' ? 4u : 1u) || !memo_put_dense(code == 'r' ? load_le<4>(p) : load_le<1>(p))) [[unlikely]]
+        return false;
       pos += code == 'r' ? 4 : 1;
       return true;
-    case ']':
-    case '}': {
-      Node* n = emit_at(at);
-      if (!n) [[unlikely]] return false;
-      n->kind = code == ']' ? Kind::kList : Kind::kDict;
-      return true;
-    }
+    case 0x94: return memo_put_dense(memo_count_);  // MEMOIZE
     case '(':
       if (marks_.size() >= limits_.max_depth) [[unlikely]] return false;
       marks_.push_back(stack_.size());
       return true;
-    case 'a': {
-      Node* target = top_below(1, Kind::kList);
-      if (!target || target->count >= target->room) return false;  // step()'s cases grow it
-      items_[target->first + target->count++] = stack_.back();
-      stack_.pop_back();
-      return true;
-    }
-    case 'X': {
-      const uint64_t length = load_le<4>(p);
-      if (bytes_.size() - pos - 4 < length || nodes_.size() >= limits_.max_values) [[unlikely]] return false;
-      const std::string_view s = bytes_.substr(pos + 4, length);
-      if (!valid_utf8(s)) [[unlikely]] return false;
-      Node* n = emit_at(at);
-      n->type = Scalar::kString;
-      n->text = s;
-      pos += 4 + length;
-      return true;
+    case 'a': return hot_append();
+    case 'e': return hot_collect(Kind::kList);
+    case 'u': return hot_collect(Kind::kDict);
+    case ']': kind = Kind::kList; break;
+    case '}': kind = Kind::kDict; break;
+    case 'N': break;
+    case 0x88:
+    case 0x89: type = Scalar::kBool; flag = code == 0x88; break;
+    case 'K': if (left < 1) [[unlikely]] return false;
+      type = Scalar::kInt; num = static_cast<int64_t>(load_le<1>(p)); length = 1; break;
+    case 'M': if (left < 2) [[unlikely]] return false;
+      type = Scalar::kInt; num = static_cast<int64_t>(load_le<2>(p)); length = 2; break;
+    case 'J': if (left < 4) [[unlikely]] return false;
+      type = Scalar::kInt; num = static_cast<int32_t>(load_le<4>(p)); length = 4; break;
+    case 0x8a:
+      if (left < 1 || !hot_long1(p, left, num, length)) [[unlikely]] return false;
+      type = Scalar::kInt;
+      break;
+    case 0x86:
+      if (!hot_tuple2(first)) [[unlikely]] return false;
+      kind = Kind::kTuple;
+      count = 2;
+      break;
+    case 'X':
+    case 0x8c: {  // BINUNICODE, SHORT_BINUNICODE (as Python's pickler writes strings)
+      const size_t width = code == 'X' ? 4 : 1;
+      if (left < width) [[unlikely]] return false;
+      const uint64_t n = code == 'X' ? load_le<4>(p) : load_le<1>(p);
+      if (left - width < n) [[unlikely]] return false;
+      text = bytes_.substr(pos + width, n);
+      if (!valid_utf8(text)) [[unlikely]] return false;
+      type = Scalar::kString;
+      length = width + n;
+      break;
     }
     default: return false;
   }
+  if (nodes_.size() >= limits_.max_values) [[unlikely]] return false;  // TUPLE2 checked it before its changes
+  stack_.push_back(static_cast<uint32_t>(nodes_.size()));
+  Node& n = nodes_.emplace_back();  // its fields written one by one, from registers
+  n.kind = kind;
+  n.type = type;
+  n.flag = flag;
+  n.at = at;
+  n.num.i = num;
+  n.text = text;
+  n.first = first;
+  n.count = n.room = count;
+  pos += length;
+  return true;
 }
 
 // The opcode loop, the position in a local: pos_ and op_at_ are written only for
@@ -392,13 +430,13 @@ Result<uint32_t> Machine::run() {
     }
     const uint64_t at = pos;
     const auto code = static_cast<uint8_t>(data[pos++]);
+    if (step_hot(code, at, pos)) [[likely]] continue;
     if (const size_t arg = kArgBytes[code]; size - pos < arg) [[unlikely]] {
       pos_ = pos;
       op_at_ = at;
       need(arg, std::string(kOpByCode[code]->name).c_str());
       return *error_;
     }
-    if (step_hot(code, at, pos)) [[likely]] continue;
     if (code == '.') [[unlikely]] {
       if (stack_.empty()) return *(fail(at, "STOP with nothing on the stack"), error_);
       return stack_.back();

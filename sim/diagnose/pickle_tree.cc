@@ -187,7 +187,7 @@ bool Machine::quick_walk(uint32_t id, size_t depth, uint64_t budget, uint32_t& h
   }
   spent_ = spent;
   on_path_[id] = 0;
-  if (!ok || size % step != 0) return false;
+  if (!ok || (step == 2 && size % 2 != 0)) return false;  // step is 1 or 2: no division
   height = below + 1;
   const uint64_t cost = spent - before;
   if (cost <= UINT32_MAX) {

@@ -287,6 +287,29 @@ TEST(PickleReader, TightPathOpcodesKeepEveryCheck) {
   EXPECT_EQ(read(pk("N0}]Ns")), e + "5: a dict key must be a string or a number, got a list");
 }
 
+// The node-making opcodes run() reads in its tight path (the integers, LONG1, None,
+// the booleans, TUPLE2) and APPENDS and SETITEMS there: past max_values each stops at
+// its own byte, a tuple keeps its byte, and lists filled among others keep their items.
+TEST(PickleReader, TightPathNodesKeepTheirBoundsAndBytes) {
+  const std::string e = "ERROR p.pkl: error: byte ";
+  PickleLimits small;
+  small.max_values = 1;
+  for (const std::string& op : {"K\x05"s, "M\x05\x00"s, "J\x05\x00\x00\x00"s, "\x8a\x01\x05"s, "N"s, "\x88"s, "\x89"s})
+    EXPECT_EQ(read(pk("N" + op), small), e + "3: more than 1 values: refused as too large") << op;
+  EXPECT_EQ(read(pk("K\x01M\x02\x01J\xff\xff\xff\xff\x8a\x01\x7f\x88\x89N\xff")),
+            e + "18: 0xff is not a pickle opcode: not a pickle, or a damaged one");
+  EXPECT_EQ(read(pk("](K\x01M\x02\x01J\xff\xff\xff\xff\x8a\x01\x7f\x88\x89Ne")), "[1,258,-1,127,true,false,null]");
+  EXPECT_EQ(read(pk("}(K\x01K\x02\x86K\x03u")), e + "8: a dict key must be a string or a number, got a tuple");
+  EXPECT_EQ(read(pk("](K\x01" "e](K\x02" "e0(K\x03K\x04" "e(K\x05" "e")), "[1,3,4,5]");
+  EXPECT_EQ(read(pk("}(" + str("a", 0) + "K\x01u}(h\x00K\x02u0("s + str("b", 1) + "K\x03u")), "{\"a\":1,\"b\":3}");
+  // SHORT_BINUNICODE and MEMOIZE, as Python's pickler writes strings
+  EXPECT_EQ(read(pk("](\x8c\x03h\xc3\xa9\x94\x8c\x00h\x00"s + "e")), "[\"h\u00e9\",\"\",\"h\u00e9\"]");
+  EXPECT_EQ(read(pk("N\x8c\x02\xc3\x28")), e + "3: SHORT_BINUNICODE string is not valid UTF-8");
+  EXPECT_EQ(read("\x80\x02\x8c\x05" "ab"s), e + "2: the file ends inside SHORT_BINUNICODE (it needs 5 more bytes, "
+                                              "the file has 6): a truncated pickle?");
+  EXPECT_EQ(read(pk("N\x8c\x01" "a"), small), e + "3: more than 1 values: refused as too large");
+}
+
 // Every opcode with a fixed argument (an integer, a length, a memo id), cut inside it:
 // the error names the opcode, the bytes it needs and the file's size, at its byte.
 TEST(PickleReader, EveryFixedArgumentCutShortIsLocated) {
