@@ -74,12 +74,12 @@ int64_t HybridSim::op_cost(uint32_t op, GroupKind g, int instance) const {
   return op_cost_[op][groups_[static_cast<size_t>(g)].shape_class[static_cast<size_t>(instance)]];
 }
 
-// The ops (instruction, op) every rank runs at `step`, if the step is uniform:
-// no fault from this step on, every `when` with one value on every rank, only
-// compute and collectives that do not make the CPU wait, and at least one op.
-bool HybridSim::uniform_path(int64_t step, Path* path) const {
+// The ops (instruction, op) every rank runs at `step`, in order, up to the
+// step's end or the first point where ranks may part: a `when` whose value
+// differs between ranks (or fails to evaluate; the event executor reports it),
+// or an op a uniform step may not hold. True if that is the whole step.
+bool HybridSim::shared_path(int64_t step, Path* path) const {
   path->clear();
-  if (step >= first_fault_step_) return false;
   const VarValues vars0 = plan_.vars(0, step);
   for (uint32_t pc = 0; pc < plan_.program.size();) {
     const Instr& in = plan_.program[pc];
@@ -92,7 +92,7 @@ bool HybridSim::uniform_path(int64_t step, Path* path) const {
         pc = v != 0 ? pc + 1 : in.target;
         continue;
       }
-      if (!e.eval(vars0, &v)) return false;  // the event executor reports it
+      if (!e.eval(vars0, &v)) return false;
       if (rank_dependent(e)) {
         for (int r = 1; r < n_; ++r) {
           int64_t vr = 0;
@@ -106,7 +106,17 @@ bool HybridSim::uniform_path(int64_t step, Path* path) const {
     path->emplace_back(pc, in.index);
     ++pc;
   }
-  return !path->empty();
+  return true;
+}
+
+// The ops every rank runs at `step`, if the step is uniform: no fault from
+// this step on, the whole step shared by every rank, and at least one op.
+bool HybridSim::uniform_path(int64_t step, Path* path) const {
+  if (step >= first_fault_step_) {
+    path->clear();
+    return false;
+  }
+  return shared_path(step, path) && !path->empty();
 }
 
 bool HybridSim::uniform(int64_t step, Path* path) {
@@ -255,6 +265,34 @@ void HybridSim::row_item(const std::pair<uint32_t, uint32_t>* at, StepRec& rec, 
   if (same != kNotFlat && covers_all(op)) flat_[static_cast<size_t>(next_item_ % ring_)] = same;
 }
 
+// Item next_item_ (the op `at` of `step`, or its marker when null) over every
+// rank, its metadata first, then the starts a return fixed and the first
+// watchdog check; moves on to the next item.
+void HybridSim::next_item(int64_t step, const std::pair<uint32_t, uint32_t>* at, StepRec& rec, StepSums* sums) {
+  ItemMeta& m = meta_[static_cast<size_t>(next_item_ % ring_)];
+  m = ItemMeta{};
+  m.step = step;
+  m.records = records_;
+  std::copy(std::begin(seq_), std::end(seq_), std::begin(m.seq));
+  simulate_item(at, rec, sums);
+  // After a return, a rank that had passed this item ran its next from the time FleetSim gave.
+  for (; next_start_ < starts_.size() && starts_[next_start_].first == next_item_; ++next_start_) {
+    const int r = starts_[next_start_].second;
+    row(next_item_)[r] = ret_begun_[static_cast<size_t>(r)];
+    flat_[static_cast<size_t>(next_item_ % ring_)] = kNotFlat;
+  }
+  // The first collective's enqueue arms the first watchdog check.
+  if (timeout_ns_ >= 0 && watchdog_at_ < 0 && first_collective_ >= 0 && next_item_ >= first_collective_ - qcap_) {
+    const int64_t k = first_collective_ - qcap_;
+    int64_t enq = k < 0 || flat(k) == kNotFlat ? INT64_MAX : flat(k);
+    if (enq == INT64_MAX)
+      for (int r = 0; r < n_; ++r) enq = std::min(enq, end(k, r));
+    armed_at_ = enq;
+    watchdog_at_ = (enq + timeout_ns_ + kWatchdogPollNs - 1) / kWatchdogPollNs * kWatchdogPollNs;
+  }
+  ++next_item_;
+}
+
 // Runs `step` over every rank, one ring row per item. False if the ring would
 // overwrite an item that an unreported step (or the handover) still needs.
 bool HybridSim::simulate_step(int64_t step, const Path& path) {
@@ -275,28 +313,7 @@ bool HybridSim::simulate_step(int64_t step, const Path& path) {
   const int64_t oldest_needed = (window_.empty() ? next_item_ : window_.front().first_item) - qcap_;
   for (size_t i = 0; i <= path.size(); ++i) {
     if (next_item_ - ring_ >= 0 && next_item_ - ring_ >= oldest_needed) return false;
-    ItemMeta& m = meta_[static_cast<size_t>(next_item_ % ring_)];
-    m = ItemMeta{};
-    m.step = step;
-    m.records = records_;
-    std::copy(std::begin(seq_), std::end(seq_), std::begin(m.seq));
-    simulate_item(i < path.size() ? &path[i] : nullptr, rec, &sums);
-    // After a return, a rank that had passed this item ran its next from the time FleetSim gave.
-    for (; next_start_ < starts_.size() && starts_[next_start_].first == next_item_; ++next_start_) {
-      const int r = starts_[next_start_].second;
-      row(next_item_)[r] = ret_begun_[static_cast<size_t>(r)];
-      flat_[static_cast<size_t>(next_item_ % ring_)] = kNotFlat;
-    }
-    // The first collective's enqueue arms the first watchdog check.
-    if (timeout_ns_ >= 0 && watchdog_at_ < 0 && first_collective_ >= 0 && next_item_ >= first_collective_ - qcap_) {
-      const int64_t k = first_collective_ - qcap_;
-      int64_t enq = k < 0 || flat(k) == kNotFlat ? INT64_MAX : flat(k);
-      if (enq == INT64_MAX)
-        for (int r = 0; r < n_; ++r) enq = std::min(enq, end(k, r));
-      armed_at_ = enq;
-      watchdog_at_ = (enq + timeout_ns_ + kWatchdogPollNs - 1) / kWatchdogPollNs * kWatchdogPollNs;
-    }
-    ++next_item_;
+    next_item(step, i < path.size() ? &path[i] : nullptr, rec, &sums);
   }
   if (!sums.compute) std::fill(rec.compute.begin(), rec.compute.end(), 0);
   if (!sums.wait) std::fill(rec.wait.begin(), rec.wait.end(), 0);
@@ -306,8 +323,33 @@ bool HybridSim::simulate_step(int64_t step, const Path& path) {
   return true;
 }
 
-// The earliest time a CPU issues the marker of the last simulated step and so
-// begins the next step: the GPU end of the item a launch queue before it.
+// After the uniform steps, the ops every rank runs at the start of `step` (not
+// uniform) before any rank's path parts from the others', at most a launch
+// queue of them (so each ends after the handover, none straddles it): run
+// like a uniform step's items, but for no step record. The handover then falls
+// when the first CPU issues the last of them, not when it begins the step: as
+// every CPU is still blocked on its full queue at a shared item, the event
+// executor starts a queue's worth of items later. Returns that time, or -1 if
+// there are none (or they do not fit in the kept history).
+int64_t HybridSim::shared_prefix(int64_t step) {
+  if (step >= first_fault_step_ || window_.empty()) return -1;
+  shared_path(step, &path_);
+  if (static_cast<int64_t>(path_.size()) > qcap_) path_.resize(static_cast<size_t>(qcap_));
+  const auto len = static_cast<int64_t>(path_.size());
+  if (len == 0 || next_item_ + len - 1 - ring_ >= window_.front().first_item - qcap_) return -1;
+  StepRec& rec = prefix_rec_;  // its sums and arrival are not reported: the items end after the handover
+  rec.step = step;
+  rec.last_arrival = Arrival{};
+  rec.compute.resize(static_cast<size_t>(n_));
+  rec.wait.resize(static_cast<size_t>(n_));
+  StepSums sums;
+  for (const auto& at : path_) next_item(step, &at, rec, &sums);
+  shared_items_ += len;
+  return cpu_reaches_next_step();
+}
+
+// The earliest time a CPU issues the last simulated item (a step's marker: it
+// then begins the next step): the GPU end of the item a launch queue before it.
 int64_t HybridSim::cpu_reaches_next_step() const {
   const int64_t k = next_item_ - 1 - qcap_;
   if (kept(k) && flat(k) != kNotFlat) return flat(k);
@@ -382,6 +424,7 @@ int64_t HybridSim::stretch(int64_t* step) {
   const int64_t steps = plan_.scenario.job.steps;
   int64_t t = next_item_ > 0 ? cpu_reaches_next_step() : 0;  // after a return: past its resumed steps
   min_head_step_ = 0;
+  const int64_t first = *step;
   for (; *step <= steps; ++*step) {
     if (watchdog_at_ >= 0 && t >= watchdog_at_) return watchdog_at_;  // no check may run before the handover
     if (!uniform(*step, &path_)) {
@@ -393,6 +436,9 @@ int64_t HybridSim::stretch(int64_t* step) {
     if (watchdog_at_ < 0 || t < watchdog_at_) feed_whole_steps(t);
   }
   if (*step > steps) min_head_step_ = steps + 1;  // the rest is the last steps' drain: no return
+  if (watchdog_at_ >= 0 && t >= watchdog_at_) return watchdog_at_;
+  if (*step <= steps && *step > first)  // a divergent step after uniform ones
+    if (const int64_t later = shared_prefix(*step); later >= 0) t = later;
   if (watchdog_at_ >= 0 && t >= watchdog_at_) return watchdog_at_;
   return t;
 }

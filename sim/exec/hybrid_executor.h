@@ -47,6 +47,8 @@ class HybridSim {
   int64_t uniform_steps() const { return last_step_; }
   // Times the run came back from the event executor to lockstep speed.
   int returns() const { return returns_; }
+  // Items of divergent steps' shared starts that stretches ran before handing over.
+  int64_t shared_items() const { return shared_items_; }
 
  private:
   struct ItemMeta {  // one launch-queue item, the same on every rank in a uniform stretch
@@ -70,13 +72,16 @@ class HybridSim {
   using Path = std::vector<std::pair<uint32_t, uint32_t>>;  // (instruction, op) per item
 
   // hybrid_executor.cc: the uniform stretch.
+  bool shared_path(int64_t step, Path* path) const;
   bool uniform_path(int64_t step, Path* path) const;
   bool uniform(int64_t step, Path* path);  // uniform_path, remembering the steps that are not
   bool simulate_step(int64_t step, const Path& path);
+  int64_t shared_prefix(int64_t step);
   struct StepSums {  // whether the step's compute and wait sums have their first term
     bool compute = false, wait = false;
   };
   void simulate_item(const std::pair<uint32_t, uint32_t>* at, StepRec& rec, StepSums* sums);
+  void next_item(int64_t step, const std::pair<uint32_t, uint32_t>* at, StepRec& rec, StepSums* sums);
   bool flat_item(const std::pair<uint32_t, uint32_t>* at, StepRec& rec, StepSums* sums);
   void row_item(const std::pair<uint32_t, uint32_t>* at, StepRec& rec, StepSums* sums);
   bool covers_all(uint32_t op) const;
@@ -132,6 +137,7 @@ class HybridSim {
   std::vector<int64_t> lane_done_;    //   and when they end
   std::vector<StepRec> window_;       // simulated steps not yet fed, oldest first
   std::vector<StepRec> spare_;        // their reusable buffers
+  StepRec prefix_rec_;                // scratch for shared_prefix's items
   int64_t first_fault_step_ = INT64_MAX;
   std::vector<int8_t> not_uniform_;   // per step: 1 once found not uniform
   Path path_;                         // scratch
@@ -155,6 +161,7 @@ class HybridSim {
   int64_t min_head_step_ = 0;         // a return needs every queued item at this step or later
   int64_t try_every_ns_ = 0;          // how often a return is tried
   int returns_ = 0;
+  int64_t shared_items_ = 0;
 };
 
 }  // namespace fleetsim
