@@ -52,7 +52,10 @@ HybridSim::HybridSim(const Plan& plan, const CostModel& cost, const std::vector<
   accounted_ = dynamic_cast<const Observer*>(accounting);
   qcap_ = std::max(plan.scenario.job.launch_queue, 1) + 1;
   ring_ = 2 * qcap_ + 3 * (static_cast<int64_t>(plan.ops.size()) + 1) + 8;
-  end_.assign(static_cast<size_t>(ring_) * static_cast<size_t>(n_), 0);
+  // Not zeroed: a row is written before it is read, and a flat item's never
+  // is (the jitter-free baseline's run touches few of the ring's pages).
+  end_ = std::make_unique_for_overwrite<int64_t[]>(static_cast<size_t>(ring_) * static_cast<size_t>(n_));
+  filled_.assign(static_cast<size_t>(ring_), 0);
   meta_.resize(static_cast<size_t>(ring_));
   flat_.assign(static_cast<size_t>(ring_), kNotFlat);
   for (const Fault& f : plan.step_faults) first_fault_step_ = std::min(first_fault_step_, f.at_step);
@@ -68,6 +71,35 @@ HybridSim::HybridSim(const Plan& plan, const CostModel& cost, const std::vector<
   }
   lane_arrival_.resize(static_cast<size_t>(most));
   lane_done_.resize(static_cast<size_t>(most));
+}
+
+int64_t* HybridSim::row(int64_t item) {
+  const auto slot = static_cast<size_t>(item % ring_);
+  int64_t* out = end_.get() + slot * static_cast<size_t>(n_);
+  if (!filled_[slot]) {
+    FLEETSIM_DCHECK(flat_[slot] != kNotFlat);
+    std::fill_n(out, n_, flat_[slot]);
+    filled_[slot] = 1;
+  }
+  return out;
+}
+
+int64_t* HybridSim::fresh_row(int64_t item) {
+  const auto slot = static_cast<size_t>(item % ring_);
+  filled_[slot] = 1;
+  return end_.get() + slot * static_cast<size_t>(n_);
+}
+
+// For an observer's span: a flat item's ends go to one scratch row, not to
+// the ring (whose pages then stay untouched).
+const int64_t* HybridSim::ends_of(int64_t item) {
+  const auto slot = static_cast<size_t>(item % ring_);
+  if (filled_[slot]) return end_.get() + slot * static_cast<size_t>(n_);
+  if (flat_row_value_ != flat_[slot]) {
+    flat_row_.assign(static_cast<size_t>(n_), flat_[slot]);
+    flat_row_value_ = flat_[slot];
+  }
+  return flat_row_.data();
 }
 
 int64_t HybridSim::op_cost(uint32_t op, GroupKind g, int instance) const {
@@ -148,7 +180,8 @@ int HybridSim::interleaved(GroupKind g, const GroupLayout& L) const {
 // A collective over every instance of its group: each member's GPU, free at
 // `before` (the item before; may be `clock` itself), is free again at the max
 // arrival plus the cost, written to `clock`. Each member's wait is added to
-// rec.wait, or stored there (`store`: the step's first, over every rank).
+// rec.wait, or stored there (`store`: the step's first, over every rank), if
+// the step keeps sums (rec.wait not empty).
 // Interleaved instances are done a block at a time, in rank order. Returns the
 // end every instance shares, or kNotFlat if they differ.
 int64_t HybridSim::collective(uint32_t op, const int64_t* before, int64_t* clock, bool store, StepRec& rec) {
@@ -157,7 +190,7 @@ int64_t HybridSim::collective(uint32_t op, const int64_t* before, int64_t* clock
   const int w = lanes_[static_cast<size_t>(g)];
   Arrival* a = lane_arrival_.data();
   int64_t* done = lane_done_.data();
-  int64_t* wait = rec.wait.data();
+  int64_t* wait = rec.wait.empty() ? nullptr : rec.wait.data();
   int64_t same = L.count > 0 ? INT64_MAX : kNotFlat;
   for (int inst0 = 0; inst0 < L.count; inst0 += w) {
     const int base = first_member(plan_, g, inst0);
@@ -175,6 +208,11 @@ int64_t HybridSim::collective(uint32_t op, const int64_t* before, int64_t* clock
       done[j] = a[j].ns + op_cost_[op][L.shape_class[static_cast<size_t>(inst0 + j)]];
       if (same == INT64_MAX) same = done[j];
       else if (same != done[j]) same = kNotFlat;
+    }
+    if (wait == nullptr) {
+      for (int r = base; r < stop; r += L.stride)
+        for (int j = 0; j < w; ++j) clock[r + j] = done[j];
+      continue;
     }
     for (int r = base; r < stop; r += L.stride)
       for (int j = 0; j < w; ++j) {
@@ -222,7 +260,7 @@ bool HybridSim::flat_item(const std::pair<uint32_t, uint32_t>* at, StepRec& rec,
     if (sums->compute) {
       for (int64_t& c : rec.compute) c += d;
     } else {
-      std::fill(rec.compute.begin(), rec.compute.end(), d);
+      std::fill(rec.compute.begin(), rec.compute.end(), d);  // nothing when the step keeps no sums
     }
     sums->compute = true;
     after = v + d;
@@ -237,7 +275,7 @@ bool HybridSim::flat_item(const std::pair<uint32_t, uint32_t>* at, StepRec& rec,
     sums->wait = true;
     after = v + costs[0];
   }
-  std::fill_n(row(next_item_), n_, after);
+  filled_[static_cast<size_t>(next_item_ % ring_)] = 0;  // the row is written out only if needed
   flat_[static_cast<size_t>(next_item_ % ring_)] = after;
   return true;
 }
@@ -248,12 +286,13 @@ void HybridSim::row_item(const std::pair<uint32_t, uint32_t>* at, StepRec& rec, 
   flat_[static_cast<size_t>(next_item_ % ring_)] = kNotFlat;
   const bool whole_row = at != nullptr && next_item_ > 0 && plan_.ops[at->second].kind != OpKind::kCompute &&
                          covers_all(at->second);
-  if (next_item_ == 0) std::fill_n(row(0), n_, 0);
-  else if (!whole_row) std::copy_n(row(next_item_ - 1), n_, row(next_item_));
+  int64_t* out = fresh_row(next_item_);
+  if (next_item_ == 0) std::fill_n(out, n_, 0);
+  else if (!whole_row) std::copy_n(row(next_item_ - 1), n_, out);
   if (at == nullptr) return;
   const uint32_t op = at->second;
   if (plan_.ops[op].kind == OpKind::kCompute) {
-    compute_time_.add_all(rec.step, op, row(next_item_), rec.compute.data(),
+    compute_time_.add_all(rec.step, op, out, rec.compute.empty() ? nullptr : rec.compute.data(),
                           sums->compute ? ComputeTime::Sum::kAdd : ComputeTime::Sum::kStore);
     sums->compute = true;
     return;
@@ -261,7 +300,7 @@ void HybridSim::row_item(const std::pair<uint32_t, uint32_t>* at, StepRec& rec, 
   const bool store = !sums->wait && covers_all(op);
   if (!sums->wait && !store) std::fill(rec.wait.begin(), rec.wait.end(), 0);
   sums->wait = true;
-  const int64_t same = collective(op, whole_row ? row(next_item_ - 1) : row(next_item_), row(next_item_), store, rec);
+  const int64_t same = collective(op, whole_row ? row(next_item_ - 1) : out, out, store, rec);
   if (same != kNotFlat && covers_all(op)) flat_[static_cast<size_t>(next_item_ % ring_)] = same;
 }
 
@@ -307,8 +346,10 @@ bool HybridSim::simulate_step(int64_t step, const Path& path) {
   rec.latest_rank = -1;
   // The step's first compute op and first collective over every rank store
   // their times rather than add them: no zeroing pass, unless none comes.
-  rec.compute.resize(static_cast<size_t>(n_));
-  rec.wait.resize(static_cast<size_t>(n_));
+  // Without an accounting (the jitter-free baseline's run) nobody reads the
+  // sums: they stay empty and are not kept.
+  rec.compute.resize(accounting_ ? static_cast<size_t>(n_) : 0);
+  rec.wait.resize(accounting_ ? static_cast<size_t>(n_) : 0);
   StepSums sums;
   const int64_t oldest_needed = (window_.empty() ? next_item_ : window_.front().first_item) - qcap_;
   for (size_t i = 0; i <= path.size(); ++i) {
@@ -337,11 +378,9 @@ int64_t HybridSim::shared_prefix(int64_t step) {
   if (static_cast<int64_t>(path_.size()) > qcap_) path_.resize(static_cast<size_t>(qcap_));
   const auto len = static_cast<int64_t>(path_.size());
   if (len == 0 || next_item_ + len - 1 - ring_ >= window_.front().first_item - qcap_) return -1;
-  StepRec& rec = prefix_rec_;  // its sums and arrival are not reported: the items end after the handover
+  StepRec& rec = prefix_rec_;  // keeps no sums; its arrival is not reported: the items end after the handover
   rec.step = step;
   rec.last_arrival = Arrival{};
-  rec.compute.resize(static_cast<size_t>(n_));
-  rec.wait.resize(static_cast<size_t>(n_));
   StepSums sums;
   for (const auto& at : path_) next_item(step, &at, rec, &sums);
   shared_items_ += len;
@@ -366,12 +405,12 @@ void HybridSim::feed_whole_steps(int64_t before_ns) {
     int64_t last = 0;
     if (!rec.partial) {
       if (rec.latest_rank < 0) {  // found once: the marker's row does not change
-        const int64_t* ends = row(rec.marker_item);
         rec.latest_ns = 0;
         rec.latest_rank = 0;
         if (flat(rec.marker_item) != kNotFlat) {
           rec.latest_ns = flat(rec.marker_item);  // rank 0, the lowest
         } else {
+          const int64_t* ends = row(rec.marker_item);
           for (int r = 0; r < n_; ++r)
             if (ends[r] > rec.latest_ns) {
               rec.latest_ns = ends[r];
@@ -399,7 +438,7 @@ void HybridSim::feed_whole_steps(int64_t before_ns) {
     }
     StepEnds ends;
     ends.step = rec.step;
-    ends.end_ns = std::span<const int64_t>(row(rec.marker_item), static_cast<size_t>(n_));
+    ends.end_ns = std::span<const int64_t>(ends_of(rec.marker_item), static_cast<size_t>(n_));
     ends.latest_ns = rec.latest_ns;
     ends.latest_rank = rec.latest_rank;
     for (Observer* o : obs_)

@@ -92,8 +92,17 @@ class HybridSim {
   int64_t stretch(int64_t* step);
   bool run_events(FleetSim& sim, int64_t since, int64_t* step);
   int64_t op_cost(uint32_t op, GroupKind g, int instance) const;
-  int64_t end(int64_t item, int r) const { return item < 0 ? 0 : end_[static_cast<size_t>(item % ring_) * n_ + static_cast<size_t>(r)]; }
-  int64_t* row(int64_t item) { return end_.data() + static_cast<size_t>(item % ring_) * n_; }
+  // Rank r's GPU end of the item (item < 0: 0). A flat item's row is written
+  // out only when something needs it as an array (row()); until then its ring
+  // slot keeps only the value every rank shares.
+  int64_t end(int64_t item, int r) const {
+    if (item < 0) return 0;
+    const auto slot = static_cast<size_t>(item % ring_);
+    return filled_[slot] ? end_[slot * static_cast<size_t>(n_) + static_cast<size_t>(r)] : flat_[slot];
+  }
+  int64_t* row(int64_t item);        // the item's row, written out from its flat value if need be
+  int64_t* fresh_row(int64_t item);  // the item's row, which the caller writes whole
+  const int64_t* ends_of(int64_t item);  // every rank's end, from the ring or the scratch row
   const ItemMeta& meta(int64_t item) const { return meta_[static_cast<size_t>(item % ring_)]; }
   // Every rank's end of the item when they are all one (item < 0: 0), else kNotFlat.
   static constexpr int64_t kNotFlat = INT64_MIN;
@@ -124,7 +133,10 @@ class HybridSim {
   int n_ = 0;
   int64_t qcap_ = 0;
   int64_t ring_ = 0;                  // items kept per rank
-  std::vector<int64_t> end_;          // ring_ x n: each item's GPU end per rank (ns)
+  std::unique_ptr<int64_t[]> end_;    // ring_ x n: each item's GPU end per rank (ns), where filled_
+  std::vector<uint8_t> filled_;       // ring_: the row holds the item's ends (else flat_ does)
+  std::vector<int64_t> flat_row_;     // n: a flat item's ends written out for an observer
+  int64_t flat_row_value_ = kNotFlat; // the value flat_row_ holds
   std::vector<ItemMeta> meta_;        // ring_
   std::vector<int64_t> flat_;         // ring_: each item's end when every rank's is the same, else kNotFlat
   int64_t next_item_ = 0;             // items simulated so far
