@@ -391,9 +391,12 @@ int64_t HybridSim::shared_prefix(int64_t step) {
 // then begins the next step): the GPU end of the item a launch queue before it.
 int64_t HybridSim::cpu_reaches_next_step() const {
   const int64_t k = next_item_ - 1 - qcap_;
-  if (kept(k) && flat(k) != kNotFlat) return flat(k);
+  if (k < 0) return 0;
+  const auto slot = static_cast<size_t>(k % ring_);
+  if (flat_[slot] != kNotFlat) return flat_[slot];  // every rank's, written out or not
+  const int64_t* e = end_.get() + slot * static_cast<size_t>(n_);  // not flat: written out
   int64_t t = INT64_MAX;
-  for (int r = 0; r < n_; ++r) t = std::min(t, end(k, r));
+  for (int r = 0; r < n_; ++r) t = std::min(t, e[r]);
   return t;
 }
 
