@@ -80,13 +80,7 @@ class HybridSim {
   struct StepSums {  // whether the step's compute and wait sums have their first term
     bool compute = false, wait = false;
   };
-  void simulate_item(const std::pair<uint32_t, uint32_t>* at, StepRec& rec, StepSums* sums);
   void next_item(int64_t step, const std::pair<uint32_t, uint32_t>* at, StepRec& rec, StepSums* sums);
-  bool flat_item(const std::pair<uint32_t, uint32_t>* at, StepRec& rec, StepSums* sums);
-  void row_item(const std::pair<uint32_t, uint32_t>* at, StepRec& rec, StepSums* sums);
-  bool covers_all(uint32_t op) const;
-  int interleaved(GroupKind g, const GroupLayout& L) const;
-  int64_t collective(uint32_t op, const int64_t* before, int64_t* clock, bool store, StepRec& rec);
   void feed_whole_steps(int64_t before_ns);
   int64_t cpu_reaches_next_step() const;
   int64_t stretch(int64_t* step);
@@ -100,14 +94,22 @@ class HybridSim {
     const auto slot = static_cast<size_t>(item % ring_);
     return filled_[slot] ? end_[slot * static_cast<size_t>(n_) + static_cast<size_t>(r)] : flat_[slot];
   }
-  int64_t* row(int64_t item);        // the item's row, written out from its flat value if need be
-  int64_t* fresh_row(int64_t item);  // the item's row, which the caller writes whole
-  const int64_t* ends_of(int64_t item);  // every rank's end, from the ring or the scratch row
   const ItemMeta& meta(int64_t item) const { return meta_[static_cast<size_t>(item % ring_)]; }
   // Every rank's end of the item when they are all one (item < 0: 0), else kNotFlat.
   static constexpr int64_t kNotFlat = INT64_MIN;
   int64_t flat(int64_t item) const { return item < 0 ? 0 : flat_[static_cast<size_t>(item % ring_)]; }
   bool kept(int64_t item) const { return item >= next_item_ - ring_ && item < next_item_; }
+
+  // hybrid_items.cc: one item over every rank, and the ring's rows.
+  void simulate_item(const std::pair<uint32_t, uint32_t>* at, StepRec& rec, StepSums* sums);
+  bool flat_item(const std::pair<uint32_t, uint32_t>* at, StepRec& rec, StepSums* sums);
+  void row_item(const std::pair<uint32_t, uint32_t>* at, StepRec& rec, StepSums* sums);
+  bool covers_all(uint32_t op) const;
+  int interleaved(GroupKind g, const GroupLayout& L) const;
+  int64_t collective(uint32_t op, const int64_t* before, int64_t* clock, bool store, StepRec& rec);
+  int64_t* row(int64_t item);        // the item's row, written out from its flat value if need be
+  int64_t* fresh_row(int64_t item);  // the item's row, which the caller writes whole
+  const int64_t* ends_of(int64_t item);  // every rank's end, from the ring or the scratch row
 
   // hybrid_handover.cc: the state at the handover and what observers saw before it.
   bool hand_over(int64_t t, Handover* h);
