@@ -1,11 +1,11 @@
 // The hybrid executor's uniform stretch: which steps are uniform, running them
-// op by op over every rank (ComputeTime::add_all for compute, max arrival plus
-// cost for collectives), where the handover falls, and the run as a whole:
-// stretches at lockstep speed, the event executor between them.
+// item by item over every rank (hybrid_items.cc: ComputeTime::add_all for
+// compute, max arrival plus cost for collectives), where the handover falls,
+// and the run as a whole: stretches at lockstep speed, the event executor
+// between them.
 #include "sim/exec/hybrid_executor.h"
 
 #include <algorithm>
-#include <functional>
 
 #include "sim/exec/event_executor.h"
 
@@ -52,7 +52,10 @@ HybridSim::HybridSim(const Plan& plan, const CostModel& cost, const std::vector<
   accounted_ = dynamic_cast<const Observer*>(accounting);
   qcap_ = std::max(plan.scenario.job.launch_queue, 1) + 1;
   ring_ = 2 * qcap_ + 3 * (static_cast<int64_t>(plan.ops.size()) + 1) + 8;
-  end_.assign(static_cast<size_t>(ring_) * static_cast<size_t>(n_), 0);
+  // Not zeroed: a row is written before it is read, and a flat item's never
+  // is (the jitter-free baseline's run touches few of the ring's pages).
+  end_ = std::make_unique_for_overwrite<int64_t[]>(static_cast<size_t>(ring_) * static_cast<size_t>(n_));
+  filled_.assign(static_cast<size_t>(ring_), 0);
   meta_.resize(static_cast<size_t>(ring_));
   flat_.assign(static_cast<size_t>(ring_), kNotFlat);
   for (const Fault& f : plan.step_faults) first_fault_step_ = std::min(first_fault_step_, f.at_step);
@@ -74,12 +77,12 @@ int64_t HybridSim::op_cost(uint32_t op, GroupKind g, int instance) const {
   return op_cost_[op][groups_[static_cast<size_t>(g)].shape_class[static_cast<size_t>(instance)]];
 }
 
-// The ops (instruction, op) every rank runs at `step`, if the step is uniform:
-// no fault from this step on, every `when` with one value on every rank, only
-// compute and collectives that do not make the CPU wait, and at least one op.
-bool HybridSim::uniform_path(int64_t step, Path* path) const {
+// The ops (instruction, op) every rank runs at `step`, in order, up to the
+// step's end or the first point where ranks may part: a `when` whose value
+// differs between ranks (or fails to evaluate; the event executor reports it),
+// or an op a uniform step may not hold. True if that is the whole step.
+bool HybridSim::shared_path(int64_t step, Path* path) const {
   path->clear();
-  if (step >= first_fault_step_) return false;
   const VarValues vars0 = plan_.vars(0, step);
   for (uint32_t pc = 0; pc < plan_.program.size();) {
     const Instr& in = plan_.program[pc];
@@ -92,7 +95,7 @@ bool HybridSim::uniform_path(int64_t step, Path* path) const {
         pc = v != 0 ? pc + 1 : in.target;
         continue;
       }
-      if (!e.eval(vars0, &v)) return false;  // the event executor reports it
+      if (!e.eval(vars0, &v)) return false;
       if (rank_dependent(e)) {
         for (int r = 1; r < n_; ++r) {
           int64_t vr = 0;
@@ -106,7 +109,17 @@ bool HybridSim::uniform_path(int64_t step, Path* path) const {
     path->emplace_back(pc, in.index);
     ++pc;
   }
-  return !path->empty();
+  return true;
+}
+
+// The ops every rank runs at `step`, if the step is uniform: no fault from
+// this step on, the whole step shared by every rank, and at least one op.
+bool HybridSim::uniform_path(int64_t step, Path* path) const {
+  if (step >= first_fault_step_) {
+    path->clear();
+    return false;
+  }
+  return shared_path(step, path) && !path->empty();
 }
 
 bool HybridSim::uniform(int64_t step, Path* path) {
@@ -118,141 +131,32 @@ bool HybridSim::uniform(int64_t step, Path* path) {
   return false;
 }
 
-// Whether the instances of op's group hold every rank (then a collective
-// writes its whole row and need not start from a copy of the one before).
-bool HybridSim::covers_all(uint32_t op) const {
-  const GroupLayout& L = groups_[static_cast<size_t>(plan_.ops[op].group)];
-  return static_cast<int64_t>(L.count) * L.size == n_;
-}
-
-// How many instances of `L` (kind g) interleave: L.stride when each run of
-// L.stride consecutive instances holds consecutive lowest ranks (a dp group
-// under tp: the run's members fill a block of ranks), else 1.
-int HybridSim::interleaved(GroupKind g, const GroupLayout& L) const {
-  if (L.stride <= 1 || L.count % L.stride != 0) return 1;
-  for (int inst = 0; inst < L.count; ++inst)
-    if (first_member(plan_, g, inst) != first_member(plan_, g, inst - inst % L.stride) + inst % L.stride) return 1;
-  return L.stride;
-}
-
-// A collective over every instance of its group: each member's GPU, free at
-// `before` (the item before; may be `clock` itself), is free again at the max
-// arrival plus the cost, written to `clock`. Each member's wait is added to
-// rec.wait, or stored there (`store`: the step's first, over every rank).
-// Interleaved instances are done a block at a time, in rank order. Returns the
-// end every instance shares, or kNotFlat if they differ.
-int64_t HybridSim::collective(uint32_t op, const int64_t* before, int64_t* clock, bool store, StepRec& rec) {
-  const GroupKind g = plan_.ops[op].group;
-  const GroupLayout& L = groups_[static_cast<size_t>(g)];
-  const int w = lanes_[static_cast<size_t>(g)];
-  Arrival* a = lane_arrival_.data();
-  int64_t* done = lane_done_.data();
-  int64_t* wait = rec.wait.data();
-  int64_t same = L.count > 0 ? INT64_MAX : kNotFlat;
-  for (int inst0 = 0; inst0 < L.count; inst0 += w) {
-    const int base = first_member(plan_, g, inst0);
-    const int stop = base + L.size * L.stride;
-    if (w == 1) {
-      a[0] = latest_arrival(before, base, L);
-    } else {
-      for (int j = 0; j < w; ++j) a[j] = Arrival{0, base + j};
-      for (int r = base; r < stop; r += L.stride)
-        for (int j = 0; j < w; ++j)
-          if (before[r + j] > a[j].ns) a[j] = Arrival{before[r + j], r + j};
-    }
-    for (int j = 0; j < w; ++j) {
-      keep_latest(a[j], &rec.last_arrival);
-      done[j] = a[j].ns + op_cost_[op][L.shape_class[static_cast<size_t>(inst0 + j)]];
-      if (same == INT64_MAX) same = done[j];
-      else if (same != done[j]) same = kNotFlat;
-    }
-    for (int r = base; r < stop; r += L.stride)
-      for (int j = 0; j < w; ++j) {
-        const int64_t waited = a[j].ns - before[r + j];
-        wait[r + j] = store ? waited : wait[r + j] + waited;
-        clock[r + j] = done[j];
-      }
-  }
-  return same;
-}
-
-// Item next_item_ of rec's step over every rank: the op `at` (instruction, op),
-// or the step's marker when null. Each item starts from the one before.
-void HybridSim::simulate_item(const std::pair<uint32_t, uint32_t>* at, StepRec& rec, StepSums* sums) {
+// Item next_item_ (the op `at` of `step`, or its marker when null) over every
+// rank, its metadata first, then the starts a return fixed and the first
+// watchdog check; moves on to the next item.
+void HybridSim::next_item(int64_t step, const std::pair<uint32_t, uint32_t>* at, StepRec& rec, StepSums* sums) {
   ItemMeta& m = meta_[static_cast<size_t>(next_item_ % ring_)];
-  if (at == nullptr) {
-    m.kind = ItemKind::kStepMarker;
-    m.pc = static_cast<uint32_t>(plan_.program.size());
-  } else {
-    m.pc = at->first;
-    m.op = at->second;
-    if (plan_.ops[m.op].kind != OpKind::kCompute) {
-      m.kind = ItemKind::kCollective;
-      if (first_collective_ < 0) first_collective_ = next_item_;
-    }
+  m = ItemMeta{};
+  m.step = step;
+  m.records = records_;
+  std::copy(std::begin(seq_), std::end(seq_), std::begin(m.seq));
+  simulate_item(at, rec, sums);
+  // After a return, a rank that had passed this item ran its next from the time FleetSim gave.
+  for (; next_start_ < starts_.size() && starts_[next_start_].first == next_item_; ++next_start_) {
+    const int r = starts_[next_start_].second;
+    row(next_item_)[r] = ret_begun_[static_cast<size_t>(r)];
+    flat_[static_cast<size_t>(next_item_ % ring_)] = kNotFlat;
   }
-  if (!flat_item(at, rec, sums)) row_item(at, rec, sums);
-  if (m.kind == ItemKind::kCollective) {
-    ++records_;
-    ++seq_[static_cast<size_t>(plan_.ops[m.op].group)];
+  // The first collective's enqueue arms the first watchdog check.
+  if (timeout_ns_ >= 0 && watchdog_at_ < 0 && first_collective_ >= 0 && next_item_ >= first_collective_ - qcap_) {
+    const int64_t k = first_collective_ - qcap_;
+    int64_t enq = k < 0 || flat(k) == kNotFlat ? INT64_MAX : flat(k);
+    if (enq == INT64_MAX)
+      for (int r = 0; r < n_; ++r) enq = std::min(enq, end(k, r));
+    armed_at_ = enq;
+    watchdog_at_ = (enq + timeout_ns_ + kWatchdogPollNs - 1) / kWatchdogPollNs * kWatchdogPollNs;
   }
-}
-
-// simulate_item when every rank's clock before the item is one value and the
-// item leaves them equal (a marker; a compute op with one duration for every
-// rank; a collective over every rank whose instances all cost the same, where
-// nobody waits): the row is filled, with no per-rank arithmetic. False otherwise.
-bool HybridSim::flat_item(const std::pair<uint32_t, uint32_t>* at, StepRec& rec, StepSums* sums) {
-  const int64_t v = flat(next_item_ - 1);
-  if (v == kNotFlat) return false;
-  int64_t after = v;
-  if (at != nullptr && plan_.ops[at->second].kind == OpKind::kCompute) {
-    int64_t d = 0;
-    if (!compute_time_.same_for_all(at->second, &d)) return false;
-    if (sums->compute) {
-      for (int64_t& c : rec.compute) c += d;
-    } else {
-      std::fill(rec.compute.begin(), rec.compute.end(), d);
-    }
-    sums->compute = true;
-    after = v + d;
-  } else if (at != nullptr) {
-    const std::vector<int64_t>& costs = op_cost_[at->second];
-    if (!covers_all(at->second) || costs.empty() ||
-        std::adjacent_find(costs.begin(), costs.end(), std::not_equal_to<>()) != costs.end())
-      return false;
-    // Every member arrives at v; rank 0 is the lowest first member of the instances.
-    keep_latest(Arrival{v, 0}, &rec.last_arrival);
-    if (!sums->wait) std::fill(rec.wait.begin(), rec.wait.end(), 0);
-    sums->wait = true;
-    after = v + costs[0];
-  }
-  std::fill_n(row(next_item_), n_, after);
-  flat_[static_cast<size_t>(next_item_ % ring_)] = after;
-  return true;
-}
-
-// simulate_item rank by rank. A collective over every rank reads the row
-// before in place rather than from a copy.
-void HybridSim::row_item(const std::pair<uint32_t, uint32_t>* at, StepRec& rec, StepSums* sums) {
-  flat_[static_cast<size_t>(next_item_ % ring_)] = kNotFlat;
-  const bool whole_row = at != nullptr && next_item_ > 0 && plan_.ops[at->second].kind != OpKind::kCompute &&
-                         covers_all(at->second);
-  if (next_item_ == 0) std::fill_n(row(0), n_, 0);
-  else if (!whole_row) std::copy_n(row(next_item_ - 1), n_, row(next_item_));
-  if (at == nullptr) return;
-  const uint32_t op = at->second;
-  if (plan_.ops[op].kind == OpKind::kCompute) {
-    compute_time_.add_all(rec.step, op, row(next_item_), rec.compute.data(),
-                          sums->compute ? ComputeTime::Sum::kAdd : ComputeTime::Sum::kStore);
-    sums->compute = true;
-    return;
-  }
-  const bool store = !sums->wait && covers_all(op);
-  if (!sums->wait && !store) std::fill(rec.wait.begin(), rec.wait.end(), 0);
-  sums->wait = true;
-  const int64_t same = collective(op, whole_row ? row(next_item_ - 1) : row(next_item_), row(next_item_), store, rec);
-  if (same != kNotFlat && covers_all(op)) flat_[static_cast<size_t>(next_item_ % ring_)] = same;
+  ++next_item_;
 }
 
 // Runs `step` over every rank, one ring row per item. False if the ring would
@@ -269,34 +173,15 @@ bool HybridSim::simulate_step(int64_t step, const Path& path) {
   rec.latest_rank = -1;
   // The step's first compute op and first collective over every rank store
   // their times rather than add them: no zeroing pass, unless none comes.
-  rec.compute.resize(static_cast<size_t>(n_));
-  rec.wait.resize(static_cast<size_t>(n_));
+  // Without an accounting (the jitter-free baseline's run) nobody reads the
+  // sums: they stay empty and are not kept.
+  rec.compute.resize(accounting_ ? static_cast<size_t>(n_) : 0);
+  rec.wait.resize(accounting_ ? static_cast<size_t>(n_) : 0);
   StepSums sums;
   const int64_t oldest_needed = (window_.empty() ? next_item_ : window_.front().first_item) - qcap_;
   for (size_t i = 0; i <= path.size(); ++i) {
     if (next_item_ - ring_ >= 0 && next_item_ - ring_ >= oldest_needed) return false;
-    ItemMeta& m = meta_[static_cast<size_t>(next_item_ % ring_)];
-    m = ItemMeta{};
-    m.step = step;
-    m.records = records_;
-    std::copy(std::begin(seq_), std::end(seq_), std::begin(m.seq));
-    simulate_item(i < path.size() ? &path[i] : nullptr, rec, &sums);
-    // After a return, a rank that had passed this item ran its next from the time FleetSim gave.
-    for (; next_start_ < starts_.size() && starts_[next_start_].first == next_item_; ++next_start_) {
-      const int r = starts_[next_start_].second;
-      row(next_item_)[r] = ret_begun_[static_cast<size_t>(r)];
-      flat_[static_cast<size_t>(next_item_ % ring_)] = kNotFlat;
-    }
-    // The first collective's enqueue arms the first watchdog check.
-    if (timeout_ns_ >= 0 && watchdog_at_ < 0 && first_collective_ >= 0 && next_item_ >= first_collective_ - qcap_) {
-      const int64_t k = first_collective_ - qcap_;
-      int64_t enq = k < 0 || flat(k) == kNotFlat ? INT64_MAX : flat(k);
-      if (enq == INT64_MAX)
-        for (int r = 0; r < n_; ++r) enq = std::min(enq, end(k, r));
-      armed_at_ = enq;
-      watchdog_at_ = (enq + timeout_ns_ + kWatchdogPollNs - 1) / kWatchdogPollNs * kWatchdogPollNs;
-    }
-    ++next_item_;
+    next_item(step, i < path.size() ? &path[i] : nullptr, rec, &sums);
   }
   if (!sums.compute) std::fill(rec.compute.begin(), rec.compute.end(), 0);
   if (!sums.wait) std::fill(rec.wait.begin(), rec.wait.end(), 0);
@@ -306,13 +191,39 @@ bool HybridSim::simulate_step(int64_t step, const Path& path) {
   return true;
 }
 
-// The earliest time a CPU issues the marker of the last simulated step and so
-// begins the next step: the GPU end of the item a launch queue before it.
+// After the uniform steps, the ops every rank runs at the start of `step` (not
+// uniform) before any rank's path parts from the others', at most a launch
+// queue of them (so each ends after the handover, none straddles it): run
+// like a uniform step's items, but for no step record. The handover then falls
+// when the first CPU issues the last of them, not when it begins the step: as
+// every CPU is still blocked on its full queue at a shared item, the event
+// executor starts a queue's worth of items later. Returns that time, or -1 if
+// there are none (or they do not fit in the kept history).
+int64_t HybridSim::shared_prefix(int64_t step) {
+  if (step >= first_fault_step_ || window_.empty()) return -1;
+  shared_path(step, &path_);
+  if (static_cast<int64_t>(path_.size()) > qcap_) path_.resize(static_cast<size_t>(qcap_));
+  const auto len = static_cast<int64_t>(path_.size());
+  if (len == 0 || next_item_ + len - 1 - ring_ >= window_.front().first_item - qcap_) return -1;
+  StepRec& rec = prefix_rec_;  // keeps no sums; its arrival is not reported: the items end after the handover
+  rec.step = step;
+  rec.last_arrival = Arrival{};
+  StepSums sums;
+  for (const auto& at : path_) next_item(step, &at, rec, &sums);
+  shared_items_ += len;
+  return cpu_reaches_next_step();
+}
+
+// The earliest time a CPU issues the last simulated item (a step's marker: it
+// then begins the next step): the GPU end of the item a launch queue before it.
 int64_t HybridSim::cpu_reaches_next_step() const {
   const int64_t k = next_item_ - 1 - qcap_;
-  if (kept(k) && flat(k) != kNotFlat) return flat(k);
+  if (k < 0) return 0;
+  const auto slot = static_cast<size_t>(k % ring_);
+  if (flat_[slot] != kNotFlat) return flat_[slot];  // every rank's, written out or not
+  const int64_t* e = end_.get() + slot * static_cast<size_t>(n_);  // not flat: written out
   int64_t t = INT64_MAX;
-  for (int r = 0; r < n_; ++r) t = std::min(t, end(k, r));
+  for (int r = 0; r < n_; ++r) t = std::min(t, e[r]);
   return t;
 }
 
@@ -324,12 +235,12 @@ void HybridSim::feed_whole_steps(int64_t before_ns) {
     int64_t last = 0;
     if (!rec.partial) {
       if (rec.latest_rank < 0) {  // found once: the marker's row does not change
-        const int64_t* ends = row(rec.marker_item);
         rec.latest_ns = 0;
         rec.latest_rank = 0;
         if (flat(rec.marker_item) != kNotFlat) {
           rec.latest_ns = flat(rec.marker_item);  // rank 0, the lowest
         } else {
+          const int64_t* ends = row(rec.marker_item);
           for (int r = 0; r < n_; ++r)
             if (ends[r] > rec.latest_ns) {
               rec.latest_ns = ends[r];
@@ -357,7 +268,7 @@ void HybridSim::feed_whole_steps(int64_t before_ns) {
     }
     StepEnds ends;
     ends.step = rec.step;
-    ends.end_ns = std::span<const int64_t>(row(rec.marker_item), static_cast<size_t>(n_));
+    ends.end_ns = std::span<const int64_t>(ends_of(rec.marker_item), static_cast<size_t>(n_));
     ends.latest_ns = rec.latest_ns;
     ends.latest_rank = rec.latest_rank;
     for (Observer* o : obs_)
@@ -382,6 +293,7 @@ int64_t HybridSim::stretch(int64_t* step) {
   const int64_t steps = plan_.scenario.job.steps;
   int64_t t = next_item_ > 0 ? cpu_reaches_next_step() : 0;  // after a return: past its resumed steps
   min_head_step_ = 0;
+  const int64_t first = *step;
   for (; *step <= steps; ++*step) {
     if (watchdog_at_ >= 0 && t >= watchdog_at_) return watchdog_at_;  // no check may run before the handover
     if (!uniform(*step, &path_)) {
@@ -393,6 +305,9 @@ int64_t HybridSim::stretch(int64_t* step) {
     if (watchdog_at_ < 0 || t < watchdog_at_) feed_whole_steps(t);
   }
   if (*step > steps) min_head_step_ = steps + 1;  // the rest is the last steps' drain: no return
+  if (watchdog_at_ >= 0 && t >= watchdog_at_) return watchdog_at_;
+  if (*step <= steps && *step > first)  // a divergent step after uniform ones
+    if (const int64_t later = shared_prefix(*step); later >= 0) t = later;
   if (watchdog_at_ >= 0 && t >= watchdog_at_) return watchdog_at_;
   return t;
 }

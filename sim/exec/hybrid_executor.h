@@ -47,6 +47,8 @@ class HybridSim {
   int64_t uniform_steps() const { return last_step_; }
   // Times the run came back from the event executor to lockstep speed.
   int returns() const { return returns_; }
+  // Items of divergent steps' shared starts that stretches ran before handing over.
+  int64_t shared_items() const { return shared_items_; }
 
  private:
   struct ItemMeta {  // one launch-queue item, the same on every rank in a uniform stretch
@@ -70,30 +72,44 @@ class HybridSim {
   using Path = std::vector<std::pair<uint32_t, uint32_t>>;  // (instruction, op) per item
 
   // hybrid_executor.cc: the uniform stretch.
+  bool shared_path(int64_t step, Path* path) const;
   bool uniform_path(int64_t step, Path* path) const;
   bool uniform(int64_t step, Path* path);  // uniform_path, remembering the steps that are not
   bool simulate_step(int64_t step, const Path& path);
+  int64_t shared_prefix(int64_t step);
   struct StepSums {  // whether the step's compute and wait sums have their first term
     bool compute = false, wait = false;
   };
+  void next_item(int64_t step, const std::pair<uint32_t, uint32_t>* at, StepRec& rec, StepSums* sums);
+  void feed_whole_steps(int64_t before_ns);
+  int64_t cpu_reaches_next_step() const;
+  int64_t stretch(int64_t* step);
+  bool run_events(FleetSim& sim, int64_t since, int64_t* step);
+  int64_t op_cost(uint32_t op, GroupKind g, int instance) const;
+  // Rank r's GPU end of the item (item < 0: 0). A flat item's row is written
+  // out only when something needs it as an array (row()); until then its ring
+  // slot keeps only the value every rank shares.
+  int64_t end(int64_t item, int r) const {
+    if (item < 0) return 0;
+    const auto slot = static_cast<size_t>(item % ring_);
+    return filled_[slot] ? end_[slot * static_cast<size_t>(n_) + static_cast<size_t>(r)] : flat_[slot];
+  }
+  const ItemMeta& meta(int64_t item) const { return meta_[static_cast<size_t>(item % ring_)]; }
+  // Every rank's end of the item when they are all one (item < 0: 0), else kNotFlat.
+  static constexpr int64_t kNotFlat = INT64_MIN;
+  int64_t flat(int64_t item) const { return item < 0 ? 0 : flat_[static_cast<size_t>(item % ring_)]; }
+  bool kept(int64_t item) const { return item >= next_item_ - ring_ && item < next_item_; }
+
+  // hybrid_items.cc: one item over every rank, and the ring's rows.
   void simulate_item(const std::pair<uint32_t, uint32_t>* at, StepRec& rec, StepSums* sums);
   bool flat_item(const std::pair<uint32_t, uint32_t>* at, StepRec& rec, StepSums* sums);
   void row_item(const std::pair<uint32_t, uint32_t>* at, StepRec& rec, StepSums* sums);
   bool covers_all(uint32_t op) const;
   int interleaved(GroupKind g, const GroupLayout& L) const;
   int64_t collective(uint32_t op, const int64_t* before, int64_t* clock, bool store, StepRec& rec);
-  void feed_whole_steps(int64_t before_ns);
-  int64_t cpu_reaches_next_step() const;
-  int64_t stretch(int64_t* step);
-  bool run_events(FleetSim& sim, int64_t since, int64_t* step);
-  int64_t op_cost(uint32_t op, GroupKind g, int instance) const;
-  int64_t end(int64_t item, int r) const { return item < 0 ? 0 : end_[static_cast<size_t>(item % ring_) * n_ + static_cast<size_t>(r)]; }
-  int64_t* row(int64_t item) { return end_.data() + static_cast<size_t>(item % ring_) * n_; }
-  const ItemMeta& meta(int64_t item) const { return meta_[static_cast<size_t>(item % ring_)]; }
-  // Every rank's end of the item when they are all one (item < 0: 0), else kNotFlat.
-  static constexpr int64_t kNotFlat = INT64_MIN;
-  int64_t flat(int64_t item) const { return item < 0 ? 0 : flat_[static_cast<size_t>(item % ring_)]; }
-  bool kept(int64_t item) const { return item >= next_item_ - ring_ && item < next_item_; }
+  int64_t* row(int64_t item);        // the item's row, written out from its flat value if need be
+  int64_t* fresh_row(int64_t item);  // the item's row, which the caller writes whole
+  const int64_t* ends_of(int64_t item);  // every rank's end, from the ring or the scratch row
 
   // hybrid_handover.cc: the state at the handover and what observers saw before it.
   bool hand_over(int64_t t, Handover* h);
@@ -119,7 +135,10 @@ class HybridSim {
   int n_ = 0;
   int64_t qcap_ = 0;
   int64_t ring_ = 0;                  // items kept per rank
-  std::vector<int64_t> end_;          // ring_ x n: each item's GPU end per rank (ns)
+  std::unique_ptr<int64_t[]> end_;    // ring_ x n: each item's GPU end per rank (ns), where filled_
+  std::vector<uint8_t> filled_;       // ring_: the row holds the item's ends (else flat_ does)
+  std::vector<int64_t> flat_row_;     // n: a flat item's ends written out for an observer
+  int64_t flat_row_value_ = kNotFlat; // the value flat_row_ holds
   std::vector<ItemMeta> meta_;        // ring_
   std::vector<int64_t> flat_;         // ring_: each item's end when every rank's is the same, else kNotFlat
   int64_t next_item_ = 0;             // items simulated so far
@@ -132,6 +151,7 @@ class HybridSim {
   std::vector<int64_t> lane_done_;    //   and when they end
   std::vector<StepRec> window_;       // simulated steps not yet fed, oldest first
   std::vector<StepRec> spare_;        // their reusable buffers
+  StepRec prefix_rec_;                // scratch for shared_prefix's items
   int64_t first_fault_step_ = INT64_MAX;
   std::vector<int8_t> not_uniform_;   // per step: 1 once found not uniform
   Path path_;                         // scratch
@@ -155,6 +175,7 @@ class HybridSim {
   int64_t min_head_step_ = 0;         // a return needs every queued item at this step or later
   int64_t try_every_ns_ = 0;          // how often a return is tried
   int returns_ = 0;
+  int64_t shared_items_ = 0;
 };
 
 }  // namespace fleetsim

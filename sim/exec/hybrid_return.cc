@@ -118,7 +118,7 @@ bool HybridSim::place_ranks(const Handover& h, int64_t lo, int64_t hi, int64_t k
   m.kind = ItemKind::kStepMarker;
   m.step = lo - 1;
   m.pc = program_end;
-  std::fill_n(row(next_item_), n_, 0);
+  std::fill_n(fresh_row(next_item_), n_, 0);
   flat_[static_cast<size_t>(next_item_ % ring_)] = kNotFlat;
   for (next_start_ = 0; next_start_ < starts_.size() && starts_[next_start_].first == next_item_; ++next_start_)
     row(next_item_)[starts_[next_start_].second] = ret_begun_[static_cast<size_t>(starts_[next_start_].second)];

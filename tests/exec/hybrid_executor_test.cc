@@ -180,6 +180,25 @@ TEST(HybridExecutor, FoundingCaseAtFourThousandRanks) {
   EXPECT_EQ(expect_same_folder(file, {"fleet.nodes=512", "parallel.dp=512", "job.steps=420"}), "hybrid");
 }
 
+TEST(HybridExecutor, SharedStartLongerThanTheQueue) {
+  // Step 400's four shared ops before rank 0's extra all-reduce; with a launch
+  // queue of 1 or 2 (a capacity of 2 or 3 items) the stretch runs only a
+  // capacity of them, so that none ends before the handover.
+  const std::string file = std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/step400_hang.yaml";
+  for (const int queue : {1, 2}) {
+    const std::vector<std::string> sets = {"fleet.nodes=128", "parallel.dp=128", "job.steps=410",
+                                           "job.launch_queue=" + std::to_string(queue)};
+    EXPECT_EQ(expect_same_folder(file, sets), "hybrid") << queue;
+    Result<PreparedRun> p = prepare_run(file, sets);
+    ASSERT_TRUE(p.ok());
+    HybridSim sim(p->plan, *p->cost, {}, nullptr);
+    RunResult r;
+    ASSERT_TRUE(sim.run(&r));
+    EXPECT_EQ(sim.shared_items(), queue + 1);
+    EXPECT_EQ(r.hang.step, 400);
+  }
+}
+
 TEST(HybridExecutor, TiesWithoutJitter) {
   // Every rank's kernels end at the same instants: the handover's agenda is all ties.
   std::string yaml = slurp(std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/step400_hang.yaml");
@@ -198,6 +217,7 @@ TEST(HybridExecutor, FoundingCaseHandsOverBeforeStep400) {
   RunResult r;
   ASSERT_TRUE(sim.run(&r));
   EXPECT_EQ(sim.uniform_steps(), 399);  // step 400's `when` differs on rank 0
+  EXPECT_EQ(sim.shared_items(), 4);     // but every rank runs its four ops first
   EXPECT_EQ(r.outcome, Outcome::kHang);
   EXPECT_EQ(r.hang.step, 400);
   EXPECT_EQ(r.steps_completed, 399);
