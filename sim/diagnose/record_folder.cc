@@ -12,9 +12,12 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -236,24 +239,37 @@ struct JobShape {
   std::map<std::string, std::pair<std::string, size_t>> groups;  // name -> (desc, size)
 };
 
-JobShape job_shape(const FrDump& d) {
+// What the folder's checks keep from dump to dump: each interned rank list's
+// highest rank + 1 (every dump repeats the same lists: the world's alone holds
+// every rank), and the first dump's shape.
+struct ShapeMemo {
+  std::unordered_map<const std::vector<int>*, int> world_of;
+  std::optional<JobShape> first;
+};
+
+JobShape job_shape(const FrDump& d, ShapeMemo& memo) {
   JobShape s;
   for (const auto& [name, g] : d.groups) {
     if (name.empty()) continue;  // gloo keys pg_config by an empty name: only its last group
     s.groups[name] = {g.desc, g.ranks.size()};
-    for (int r : g.ranks) s.world = std::max(s.world, r + 1);
+    auto [it, fresh] = memo.world_of.try_emplace(&g.ranks.get(), 0);
+    if (fresh)
+      for (int r : g.ranks) it->second = std::max(it->second, r + 1);
+    s.world = std::max(s.world, it->second);
   }
   return s;
 }
 
 // Dumps that cannot all come from one job: two files for one rank, a rank
 // outside the world its groups describe, or two world sizes or group layouts.
-std::optional<Diagnostic> contradiction(const FrDump& d, const Record& rec, const FrDump* first) {
+std::optional<Diagnostic> contradiction(const FrDump& d, const Record& rec, const FrDump* first, ShapeMemo& memo) {
   if (auto it = rec.dumps.find(d.rank); it != rec.dumps.end())
     return folder_error(d.file, "a second dump for rank " + std::to_string(d.rank) + " (also " + it->second.file +
                                     "): dumps of two jobs in one folder? diagnose reads one job's dumps, one per rank");
   if (!first) return std::nullopt;
-  const JobShape a = job_shape(*first), b = job_shape(d);
+  if (!memo.first) memo.first = job_shape(*first, memo);
+  const JobShape& a = *memo.first;
+  const JobShape b = job_shape(d, memo);
   if (a.world > 0 && b.world > 0 && a.world != b.world)
     return folder_error(d.file, "world size " + std::to_string(b.world) + " (from its pg_config), but " + first->file +
                                     " has " + std::to_string(a.world) + ": dumps of two jobs in one folder?");
@@ -310,6 +326,7 @@ std::optional<Diagnostic> read_dumps(const fs::path& dir, Record& rec, int threa
   if (workers <= 1) work();
   std::optional<Diagnostic> err;
   const FrDump* first = nullptr;
+  ShapeMemo memo;
   ProgressMeter meter("diagnose", "dumps", static_cast<int64_t>(n));
   for (size_t i = 0; i < n && !err; ++i) {
     meter.update(static_cast<int64_t>(i));
@@ -323,7 +340,7 @@ std::optional<Diagnostic> read_dumps(const fs::path& dir, Record& rec, int threa
     Result<FrDump>& dump = *got;
     if (!dump) {
       err = dump.errors().front();
-    } else if (auto bad = contradiction(*dump, rec, first ? first : &*dump)) {
+    } else if (auto bad = contradiction(*dump, rec, first ? first : &*dump, memo)) {
       err = bad;
     } else {
       rec.files.push_back((*files)[i]);
