@@ -89,7 +89,7 @@ std::vector<GroupView> build_groups(const std::map<int, FrDump>& dumps, std::vec
   size_t dump_index = 0;
   for (const auto& [rank, dump] : dumps) {
     parts.clear();
-    const auto add_part = [&](const std::string& n) {
+    const auto add_part = [&, &dump = dump, rank = rank](const std::string& n) {  // named captures: clang 14 takes no structured binding
       const FrGroup* g = group_config(dump, n);
       const std::vector<int>* members = g && !g->ranks.empty() ? &g->ranks.get() : nullptr;
       auto [it, fresh] = index.emplace(std::pair(n, members), views.size());

@@ -193,7 +193,7 @@ std::map<std::string, Group> collect_groups(const std::map<int, FrDump>& dumps, 
   for (const auto& [rank, dump] : dumps) {
     const bool timed = timing_on(dump);
     std::vector<Scan> scans;
-    const auto add_scan = [&](const std::string& n) {
+    const auto add_scan = [&, &dump = dump](const std::string& n) {  // named captures: clang 14 takes no structured binding
       const FrGroup* c = group_config(dump, n);
       Group& g = groups[n];
       if (c) {
