@@ -31,14 +31,15 @@ inline constexpr std::array<std::string_view, kEntryKeyCount> kEntryKeyNames = {
 // The slot of an entry key, or kEntryKeyCount for a key nothing reads.
 EntryKey entry_key(std::string_view key);
 
-// One entry's values by key; `present` tells an absent key from a null one. The JSON
-// reader builds each value into `value`; the pickle reader leaves its values in its
-// arena (`arena` set) and names each by its node, so nothing is copied out.
+// One entry's values by key; `present` tells an absent key from a null one. The SAX
+// pass builds each value into `value`; the pickle reader leaves its values in its
+// arena (`arena` set) and names each by its node, so nothing is copied out, and the
+// simdjson reader (dump_simd.h) builds its values as nodes of such an arena.
 struct EntrySlots {
   std::array<nlohmann::json, kEntryKeyCount> value;
   std::array<bool, kEntryKeyCount> present{};
   std::array<uint32_t, kEntryKeyCount> node{};
-  const pickle_detail::PickleArena* arena = nullptr;  // outlives the whole read
+  const pickle_detail::PickleArena* arena = nullptr;  // outlives the whole dump's read
 
   SlotValue find(EntryKey k) const {
     if (!present[k]) return {};

@@ -45,7 +45,7 @@ json read_with(const std::string& text, bool fast, bool* read = nullptr) {
   auto on_entry = [&](size_t i, const EntrySlots& s) {
     json e = json::object();
     for (size_t k = 0; k < kEntryKeyCount; ++k)
-      if (s.present[k]) e[std::string(kEntryKeyNames[k])] = s.value[k];
+      if (s.present[k]) e[std::string(kEntryKeyNames[k])] = s.find(static_cast<EntryKey>(k)).to_json();
     events.push_back(json::array({i, std::move(e)}));
   };
   auto on_reset = [&] { events.push_back("reset"); };
