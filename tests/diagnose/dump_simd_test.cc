@@ -8,6 +8,7 @@
 #include <bit>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -170,6 +171,15 @@ TEST(DumpSimd, MalformedFilesGiveTheSaxPassErrors) {
     ASSERT_FALSE(d.ok());
     EXPECT_EQ(d.errors().front().to_string(), "rank_0.json:" + error);
   }
+}
+
+TEST(DumpSimd, EntryKeysAreFoundByNameAndOnlyByName) {
+  for (size_t k = 0; k < kEntryKeyCount; ++k) EXPECT_EQ(entry_key(kEntryKeyNames[k]), k) << kEntryKeyNames[k];
+  // Keys PyTorch writes that nothing reads, near misses, and keys sharing a name's slot.
+  for (const std::string_view other : {"op_id", "thread_id", "thread_name", "", "s", "state ", "State", "frame",
+                                       "record_ic", "is_p2q", "timeout_ns", "input_size", "output_dtype"})
+    EXPECT_EQ(entry_key(other), kEntryKeyCount) << other;
+  EXPECT_EQ(entry_key(std::string_view("pg_id\0", 6)), kEntryKeyCount);
 }
 
 }  // namespace
