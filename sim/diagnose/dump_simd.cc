@@ -5,6 +5,7 @@
 // keeps its last value); the rest of the file is built as nlohmann values.
 #include "sim/diagnose/dump_simd.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string_view>
@@ -71,6 +72,8 @@ class JsonArena {
   void clear() {
     nodes_.clear();
     items_.clear();
+    strings_.assign(strings_.size(), StringSlot{});
+    string_count_ = 0;
   }
   // Element `e` as a node and (a container) its subtree; its id.
   uint32_t add(dom::element e);
@@ -90,10 +93,60 @@ class JsonArena {
     return static_cast<uint32_t>(first);
   }
 
+  // A string's node: one per distinct text in the dump (up to kMaxStrings of them), as
+  // a pickle's memo shares its strings, so what the record reader keeps by node (a
+  // string's symbol) is found again for the next entry's equal string.
+  uint32_t string_node(std::string_view text);
+
+  struct StringSlot {
+    std::string_view text;
+    uint32_t node = 0;
+    bool used = false;
+  };
+  static constexpr size_t kMaxStrings = 1 << 16;
   std::vector<pickle_detail::Node> nodes_;
   std::vector<uint32_t> items_;
+  std::vector<StringSlot> strings_;  // open addressing: a power of two of them, at most half used
+  size_t string_count_ = 0;
   pickle_detail::PickleArena view_;
 };
+
+// A short string's hash: its length and its first and last (up to) 8 bytes, mixed.
+uint64_t string_hash(std::string_view s) {
+  uint64_t head = 0, tail = 0;
+  std::memcpy(&head, s.data(), std::min<size_t>(s.size(), 8));
+  if (s.size() > 8) std::memcpy(&tail, s.data() + s.size() - 8, 8);  // overlapping the head where shorter than 16
+  const uint64_t h = (head ^ s.size() << 56) * 0x9e3779b97f4a7c15ULL ^ tail * 0xc2b2ae3d27d4eb4fULL;
+  return h ^ h >> 29;
+}
+
+uint32_t JsonArena::string_node(std::string_view text) {
+  auto fresh = [&] {
+    const uint32_t id = static_cast<uint32_t>(nodes_.size());
+    pickle_detail::Node& n = nodes_.emplace_back();
+    n.type = pickle_detail::Scalar::kString;
+    n.text = text;
+    return id;
+  };
+  if (string_count_ >= kMaxStrings) return fresh();  // a bound for dumps whose every string differs
+  if ((string_count_ + 1) * 2 > strings_.size()) {
+    std::vector<StringSlot> old(std::max<size_t>(1024, strings_.size() * 2));
+    old.swap(strings_);
+    for (const StringSlot& s : old) {
+      if (!s.used) continue;
+      size_t i = string_hash(s.text) & (strings_.size() - 1);
+      while (strings_[i].used) i = (i + 1) & (strings_.size() - 1);
+      strings_[i] = s;
+    }
+  }
+  size_t i = string_hash(text) & (strings_.size() - 1);
+  for (; strings_[i].used; i = (i + 1) & (strings_.size() - 1))
+    if (strings_[i].text == text) return strings_[i].node;
+  const uint32_t id = fresh();
+  strings_[i] = StringSlot{text, id, true};
+  ++string_count_;
+  return id;
+}
 
 // A container's item count: simdjson's size saturates at 0xFFFFFF.
 template <class Container>
@@ -110,9 +163,11 @@ size_t count_of(Container c) {
 uint32_t JsonArena::add(dom::element e) {
   using pickle_detail::Kind;
   using pickle_detail::Scalar;
+  const dom::element_type type = e.type();
+  if (type == dom::element_type::STRING) return string_node(std::string_view(e));
   const uint32_t id = static_cast<uint32_t>(nodes_.size());
   pickle_detail::Node& n = nodes_.emplace_back();
-  switch (e.type()) {
+  switch (type) {
     case dom::element_type::ARRAY: {
       const dom::array list(e);
       const uint32_t count = static_cast<uint32_t>(count_of(list));
@@ -134,10 +189,8 @@ uint32_t JsonArena::add(dom::element e) {
       n.first = at;
       n.count = n.room = count;
       for (dom::key_value_pair field : fields) {
-        items_[at++] = static_cast<uint32_t>(nodes_.size());
-        pickle_detail::Node& key = nodes_.emplace_back();
-        key.type = Scalar::kString;
-        key.text = field.key;
+        const uint32_t key = string_node(field.key);
+        items_[at++] = key;
         const uint32_t value = add(field.value);
         items_[at++] = value;
       }
@@ -155,10 +208,7 @@ uint32_t JsonArena::add(dom::element e) {
       n.type = Scalar::kFloat;
       n.num.d = double(e);
       break;
-    case dom::element_type::STRING:
-      n.type = Scalar::kString;
-      n.text = std::string_view(e);
-      break;
+    case dom::element_type::STRING: break;  // above
     case dom::element_type::BOOL:
       n.type = Scalar::kBool;
       n.flag = bool(e);

@@ -182,5 +182,23 @@ TEST(DumpSimd, EntryKeysAreFoundByNameAndOnlyByName) {
   EXPECT_EQ(entry_key(std::string_view("pg_id\0", 6)), kEntryKeyCount);
 }
 
+TEST(DumpSimd, EqualStringsAreOneNodeUpToABound) {
+  // Equal strings of a dump are one node (what the record reader keeps by node is found
+  // again); past the bound on distinct strings, each string is a node of its own, and
+  // every value reads the same either way.
+  std::vector<uint32_t> state_nodes;
+  const std::string text = R"({"entries":[{"state":"completed"},{"state":"completed","profiling_name":"completed"}]})";
+  ASSERT_TRUE(read_dump_simd(text, [&](size_t, const EntrySlots& s) { state_nodes.push_back(s.node[kKeyState]); },
+                             [] {}));
+  ASSERT_EQ(state_nodes.size(), 2u);
+  EXPECT_EQ(state_nodes[0], state_nodes[1]);
+  std::string many = R"({"entries":[)";
+  for (int i = 0; i < 40000; ++i)
+    many += (i ? "," : "") + std::string(R"({"state":"s)") + std::to_string(i) + R"(","profiling_name":"p)" +
+            std::to_string(i) + R"(","process_group":["s)" + std::to_string(i) + R"(","dp"]})";
+  many += "]}";
+  expect_same(many);
+}
+
 }  // namespace
 }  // namespace fleetsim::diagnose
