@@ -35,7 +35,7 @@ static_assert(every_name_has_its_slot(), "two entry key names share a slot: chan
 
 EntryKey entry_key(std::string_view key) {
   const EntryKey k = kKeyTable[key_slot(key)];
-  return k != kEntryKeyCount && kEntryKeyNames[k] == key ? k : kEntryKeyCount;
+  return k != kEntryKeyCount && same_text(kEntryKeyNames[k], key) ? k : kEntryKeyCount;
 }
 
 void EntrySlots::clear() {

@@ -141,7 +141,7 @@ uint32_t JsonArena::string_node(std::string_view text) {
   }
   size_t i = string_hash(text) & (strings_.size() - 1);
   for (; strings_[i].used; i = (i + 1) & (strings_.size() - 1))
-    if (strings_[i].text == text) return strings_[i].node;
+    if (same_text(strings_[i].text, text)) return strings_[i].node;
   const uint32_t id = fresh();
   strings_[i] = StringSlot{text, id, true};
   ++string_count_;

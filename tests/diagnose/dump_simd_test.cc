@@ -180,6 +180,17 @@ TEST(DumpSimd, EntryKeysAreFoundByNameAndOnlyByName) {
                                        "record_ic", "is_p2q", "timeout_ns", "input_size", "output_dtype"})
     EXPECT_EQ(entry_key(other), kEntryKeyCount) << other;
   EXPECT_EQ(entry_key(std::string_view("pg_id\0", 6)), kEntryKeyCount);
+  // The word compare behind it, at each length around a word and a difference at each place.
+  for (size_t n = 0; n < 27; ++n) {
+    const std::string a(n, 'x');
+    EXPECT_TRUE(same_text(a, std::string(n, 'x')));
+    EXPECT_FALSE(same_text(a, a + "x"));
+    for (size_t at = 0; at < n; ++at) {
+      std::string b = a;
+      b[at] = 'y';
+      EXPECT_FALSE(same_text(a, b)) << n << " " << at;
+    }
+  }
 }
 
 TEST(DumpSimd, EqualStringsAreOneNodeUpToABound) {
