@@ -13,7 +13,8 @@ namespace {
 // compared with one name at most.
 constexpr size_t key_slot(std::string_view key) {
   if (key.size() < 2) return 0;
-  return (key.size() * 4 + static_cast<unsigned char>(key[0]) + static_cast<unsigned char>(key[key.size() - 2]) * 5) & 63;
+  const size_t first = static_cast<unsigned char>(key[0]), second_last = static_cast<unsigned char>(key[key.size() - 2]);
+  return (key.size() * 4 + first + second_last * 5) & 63;
 }
 
 constexpr std::array<EntryKey, 64> make_key_table() {
