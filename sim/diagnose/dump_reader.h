@@ -30,8 +30,8 @@ namespace fleetsim::diagnose::record_detail {
 
 using nlohmann::json;
 
-// Shapes already seen, by the hash of their four slots' values (shape_of). A JSON
-// dump's values are kept as copies (`owned`), a pickle's as views of its nodes.
+// Shapes already seen, by the hash of their four slots' values (shape_of). The SAX
+// pass's values are kept as copies (`owned`), arena nodes (a pickle's, simdjson's) as views.
 struct ShapeCache {
   struct Cached {
     std::unique_ptr<std::array<json, 4>> owned;

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -31,14 +32,35 @@ inline constexpr std::array<std::string_view, kEntryKeyCount> kEntryKeyNames = {
 // The slot of an entry key, or kEntryKeyCount for a key nothing reads.
 EntryKey entry_key(std::string_view key);
 
-// One entry's values by key; `present` tells an absent key from a null one. The JSON
-// reader builds each value into `value`; the pickle reader leaves its values in its
-// arena (`arena` set) and names each by its node, so nothing is copied out.
+// Whether two texts are equal, compared by word loads inlined here: the readers compare
+// millions of short keys and strings, for which a call to memcmp costs more than the compare.
+inline bool same_text(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  const size_t n = a.size();
+  auto word = [](const char* p) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    return w;
+  };
+  if (n >= 8) {
+    for (size_t i = 0; i + 8 < n; i += 8)
+      if (word(a.data() + i) != word(b.data() + i)) return false;
+    return word(a.data() + n - 8) == word(b.data() + n - 8);  // the last 8, overlapping
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+// One entry's values by key; `present` tells an absent key from a null one. The SAX
+// pass builds each value into `value`; the pickle reader leaves its values in its
+// arena (`arena` set) and names each by its node, so nothing is copied out, and the
+// simdjson reader (dump_simd.h) builds its values as nodes of such an arena.
 struct EntrySlots {
   std::array<nlohmann::json, kEntryKeyCount> value;
   std::array<bool, kEntryKeyCount> present{};
   std::array<uint32_t, kEntryKeyCount> node{};
-  const pickle_detail::PickleArena* arena = nullptr;  // outlives the whole read
+  const pickle_detail::PickleArena* arena = nullptr;  // outlives the whole dump's read
 
   SlotValue find(EntryKey k) const {
     if (!present[k]) return {};

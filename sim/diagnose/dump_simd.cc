@@ -1,12 +1,15 @@
 // simdjson's read of a dump (dump_simd.h): one DOM parse per file into a parser and a
-// padded buffer kept per thread, then a walk that builds the values nlohmann's parser
-// would build (non-negative integers unsigned, negative ones signed; an object's
-// repeated key keeps its last value) and files the entries' known keys into slots.
+// padded buffer kept per thread. The entries' known keys become nodes of a pickle-style
+// arena (pickle_node.h) read in place (slot_value.h), typed as nlohmann's parser types
+// them (non-negative integers unsigned, negative ones signed; an object's repeated key
+// keeps its last value); the rest of the file is built as nlohmann values.
 #include "sim/diagnose/dump_simd.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include <simdjson.h>
 
@@ -61,18 +64,173 @@ bool has_negative_zero(std::string_view text) {
   return false;
 }
 
-// A parser and a padded copy of the text, kept on each reading thread from one dump
-// to the next (no fresh allocation per file).
+// One dump's entry values as nodes (pickle_node.h), kept for the whole read of the dump:
+// the record reader's caches name values by node, as a pickle's. Strings are views into
+// the parser's string buffer, which lives as long (the parser is not reused meanwhile).
+class JsonArena {
+ public:
+  void clear() {
+    nodes_.clear();
+    items_.clear();
+    strings_.assign(strings_.size(), StringSlot{});
+    string_count_ = 0;
+  }
+  // Element `e` as a node and (a container) its subtree; its id.
+  uint32_t add(dom::element e);
+  // The nodes so far, read in place; the same object all along (the vectors move as they
+  // grow: the pointers are set again after each entry).
+  const pickle_detail::PickleArena& view() {
+    view_.nodes = nodes_.data();
+    view_.items = items_.data();
+    return view_;
+  }
+
+ private:
+  // Room for `count` items in the pool: a container's items sit together, its children's after.
+  uint32_t reserve_items(size_t count) {
+    const size_t first = items_.size();
+    items_.resize(first + count);
+    return static_cast<uint32_t>(first);
+  }
+
+  // A string's node: one per distinct text in the dump (up to kMaxStrings of them), as
+  // a pickle's memo shares its strings, so what the record reader keeps by node (a
+  // string's symbol) is found again for the next entry's equal string.
+  uint32_t string_node(std::string_view text);
+
+  struct StringSlot {
+    std::string_view text;
+    uint32_t node = 0;
+    bool used = false;
+  };
+  static constexpr size_t kMaxStrings = 1 << 16;
+  std::vector<pickle_detail::Node> nodes_;
+  std::vector<uint32_t> items_;
+  std::vector<StringSlot> strings_;  // open addressing: a power of two of them, at most half used
+  size_t string_count_ = 0;
+  pickle_detail::PickleArena view_;
+};
+
+// A short string's hash: its length and its first and last (up to) 8 bytes, mixed.
+uint64_t string_hash(std::string_view s) {
+  uint64_t head = 0, tail = 0;
+  std::memcpy(&head, s.data(), std::min<size_t>(s.size(), 8));
+  if (s.size() > 8) std::memcpy(&tail, s.data() + s.size() - 8, 8);  // overlapping the head where shorter than 16
+  const uint64_t h = (head ^ s.size() << 56) * 0x9e3779b97f4a7c15ULL ^ tail * 0xc2b2ae3d27d4eb4fULL;
+  return h ^ h >> 29;
+}
+
+uint32_t JsonArena::string_node(std::string_view text) {
+  auto fresh = [&] {
+    const uint32_t id = static_cast<uint32_t>(nodes_.size());
+    pickle_detail::Node& n = nodes_.emplace_back();
+    n.type = pickle_detail::Scalar::kString;
+    n.text = text;
+    return id;
+  };
+  if (string_count_ >= kMaxStrings) return fresh();  // a bound for dumps whose every string differs
+  if ((string_count_ + 1) * 2 > strings_.size()) {
+    std::vector<StringSlot> old(std::max<size_t>(1024, strings_.size() * 2));
+    old.swap(strings_);
+    for (const StringSlot& s : old) {
+      if (!s.used) continue;
+      size_t i = string_hash(s.text) & (strings_.size() - 1);
+      while (strings_[i].used) i = (i + 1) & (strings_.size() - 1);
+      strings_[i] = s;
+    }
+  }
+  size_t i = string_hash(text) & (strings_.size() - 1);
+  for (; strings_[i].used; i = (i + 1) & (strings_.size() - 1))
+    if (same_text(strings_[i].text, text)) return strings_[i].node;
+  const uint32_t id = fresh();
+  strings_[i] = StringSlot{text, id, true};
+  ++string_count_;
+  return id;
+}
+
+// A container's item count: simdjson's size saturates at 0xFFFFFF.
+template <class Container>
+size_t count_of(Container c) {
+  size_t n = c.size();
+  if (n < 0xFFFFFF) return n;
+  n = 0;
+  for ([[maybe_unused]] auto item : c) ++n;
+  return n;
+}
+
+// Each node is made in place in the vector (a node built aside and copied in stalls on
+// its partly written bytes), its fields set before the children move the vector.
+uint32_t JsonArena::add(dom::element e) {
+  using pickle_detail::Kind;
+  using pickle_detail::Scalar;
+  const dom::element_type type = e.type();
+  if (type == dom::element_type::STRING) return string_node(std::string_view(e));
+  const uint32_t id = static_cast<uint32_t>(nodes_.size());
+  pickle_detail::Node& n = nodes_.emplace_back();
+  switch (type) {
+    case dom::element_type::ARRAY: {
+      const dom::array list(e);
+      const uint32_t count = static_cast<uint32_t>(count_of(list));
+      uint32_t at = reserve_items(count);
+      n.kind = Kind::kList;
+      n.first = at;
+      n.count = n.room = count;
+      for (dom::element item : list) {
+        const uint32_t child = add(item);
+        items_[at++] = child;
+      }
+      break;
+    }
+    case dom::element_type::OBJECT: {  // key, value, key, value ... (the last of repeated keys wins)
+      const dom::object fields(e);
+      const uint32_t count = static_cast<uint32_t>(2 * count_of(fields));
+      uint32_t at = reserve_items(count);
+      n.kind = Kind::kDict;
+      n.first = at;
+      n.count = n.room = count;
+      for (dom::key_value_pair field : fields) {
+        const uint32_t key = string_node(field.key);
+        items_[at++] = key;
+        const uint32_t value = add(field.value);
+        items_[at++] = value;
+      }
+      break;
+    }
+    case dom::element_type::INT64:  // nlohmann makes every non-negative integer unsigned
+      n.num.i = int64_t(e);
+      n.type = n.num.i < 0 ? Scalar::kInt : Scalar::kUint;
+      break;
+    case dom::element_type::UINT64:
+      n.type = Scalar::kUint;
+      n.num.u = uint64_t(e);
+      break;
+    case dom::element_type::DOUBLE:
+      n.type = Scalar::kFloat;
+      n.num.d = double(e);
+      break;
+    case dom::element_type::STRING: break;  // above
+    case dom::element_type::BOOL:
+      n.type = Scalar::kBool;
+      n.flag = bool(e);
+      break;
+    case dom::element_type::NULL_VALUE: break;
+  }
+  return id;
+}
+
+// A parser, a padded copy of the text and an arena, kept on each reading thread from
+// one dump to the next (no fresh allocation per file).
 struct SimdBuffers {
   dom::parser parser;
   std::unique_ptr<char[]> text;
   size_t capacity = 0;
+  JsonArena arena;
 };
 thread_local SimdBuffers t_simd;
 
-// The entries list: its objects to slots (numbered among the objects), its other
-// items kept in `rest`, as the SAX pass keeps them.
-void read_entries(dom::array list, json& rest, const DumpSax::EntrySink& on_entry) {
+// The entries list: its objects to slots naming their values' nodes in `arena`
+// (numbered among the objects), its other items kept in `rest`, as the SAX pass keeps them.
+void read_entries(dom::array list, json& rest, JsonArena& arena, const DumpSax::EntrySink& on_entry) {
   EntrySlots slots;
   size_t index = 0;
   for (dom::element item : list) {
@@ -84,9 +242,10 @@ void read_entries(dom::array list, json& rest, const DumpSax::EntrySink& on_entr
     for (dom::key_value_pair field : dom::object(item)) {
       const EntryKey k = entry_key(field.key);
       if (k == kEntryKeyCount) continue;
-      slots.value[k] = to_json(field.value);
+      slots.node[k] = arena.add(field.value);
       slots.present[k] = true;
     }
+    slots.arena = &arena.view();
     on_entry(index++, slots);
   }
 }
@@ -106,13 +265,14 @@ std::optional<json> read_dump_simd(const std::string& text, const DumpSax::Entry
   dom::element doc;
   if (b.parser.parse(b.text.get(), text.size(), false).get(doc) != simdjson::SUCCESS) return std::nullopt;
   if (!doc.is_object()) return to_json(doc);
+  b.arena.clear();
   json root = json::object();
   for (dom::key_value_pair field : dom::object(doc)) {
     json& slot = root[std::string(field.key)];
     if (field.key == "entries" && field.value.is_array()) {  // a repeated key: the last list wins
       on_reset();
       slot = json::array();
-      read_entries(dom::array(field.value), slot, on_entry);
+      read_entries(dom::array(field.value), slot, b.arena, on_entry);
     } else {
       slot = to_json(field.value);
     }

@@ -1,6 +1,7 @@
 // The fast JSON read of a flight-recorder dump: simdjson parses the file, and its
 // values are handed out as the SAX pass (dump_sax.h) would hand them: each object of
-// the top-level `entries` list as EntrySlots, everything else as one JSON tree. A file
+// the top-level `entries` list as EntrySlots (its values as arena nodes, read in place
+// as a pickle's are, no JSON tree per entry), everything else as one JSON tree. A file
 // simdjson refuses, or reads differently from nlohmann, is left to the SAX pass.
 #pragma once
 
@@ -15,7 +16,8 @@
 namespace fleetsim::diagnose {
 
 // The dump's root (the `entries` list holding only its non-object items, as the SAX
-// pass leaves it), with `on_entry` and `on_reset` called as DumpSax calls them; or
+// pass leaves it), with `on_entry` and `on_reset` called as DumpSax calls them (the
+// slots' arena and its strings live until this thread's next call); or
 // nullopt when the file is not one simdjson reads exactly as nlohmann's parser: any
 // simdjson error (syntax, numbers past 64 bits, invalid UTF-8, a BOM, too deep) or a
 // "-0" (an integer nlohmann keeps signed). Then neither callback has been called, and

@@ -1,8 +1,8 @@
-// Reads one flight-recorder dump, pickle (pickle_reader.h) or JSON (nlohmann_json),
-// into an FrDump. An entry's values (JSON values, or a pickle's nodes read in place:
-// slot_value.h) are read by one set of rules as soon as the entry is parsed: values that
-// PyTorch writes as strings in one version and numbers in another are accepted either
-// way. JSON errors are located at FILE:LINE:COL, pickle ones by path.
+// Reads one flight-recorder dump, pickle (pickle_reader.h) or JSON (simdjson, else
+// nlohmann's SAX pass), into an FrDump. An entry's values (a pickle's or simdjson's arena
+// nodes read in place, or the SAX pass's JSON values: slot_value.h) are read by one set of
+// rules as soon as the entry is parsed, strings and numbers accepted alike where PyTorch
+// has written both. JSON errors are located at FILE:LINE:COL, pickle ones by path.
 #include <algorithm>
 #include <bit>
 #include <cctype>
@@ -175,8 +175,8 @@ Sym slot_text(const EntrySlots& e, EntryKey k) {
 
 // An entry's shape tuple. The four slots' values are looked up in `cache` first, so
 // the JSON text is dumped and interned once per distinct shape, not once per entry;
-// the text is the same either way. JSON values are copied into the cache; a pickle's
-// nodes (`by_view`) outlive its read and are kept as views.
+// the text is the same either way. The SAX pass's JSON values are copied into the
+// cache; arena nodes (`by_view`) outlive the dump's read and are kept as views.
 FrShapeId shape_of(const EntrySlots& e, ShapeCache& cache, bool by_view) {
   constexpr std::array<EntryKey, 4> kKeys = {kKeyInputSizes, kKeyOutputSizes, kKeyInputDtypes, kKeyOutputDtypes};
   std::array<SlotValue, 4> slots;
@@ -367,7 +367,7 @@ FrEntry parse_entry(const EntrySlots& e, DumpReader& rd, size_t index) {
   out.time_discovered_completed_ns = field_int(kKeyTimeCompleted, 0);
   const SlotValue dur = e.find(kKeyDuration);
   if (dur && dur.is_number()) out.set_duration_ms(dur.get_double());
-  thread_local ShapeCache json_shapes;  // a JSON dump's values are gone after the entry: copies, kept per thread
+  thread_local ShapeCache json_shapes;  // the SAX pass's values are gone after the entry: copies, kept per thread
   out.set_shape(e.arena ? pickle_shape_of(e, rd) : shape_of(e, json_shapes, false));
   out.state = slot_sym(e, kKeyState, rd);
   out.retired = slot_bool(e, kKeyRetired);

@@ -1,5 +1,6 @@
 // One value of an entry's slot (dump_sax.h), read in place wherever it lives: a JSON
-// value (the JSON reader's) or a node of a pickle's arena (pickle_node.h). The record
+// value (the SAX pass's) or a node of an arena (pickle_node.h: a pickle's, or simdjson's
+// read of a JSON dump, dump_simd.h). The record
 // reader's rules read both through this one interface, each answer the same as the
 // JSON tree the pickle would become (nlohmann's typing: "integer" covers unsigned).
 #pragma once

@@ -8,6 +8,7 @@
 #include <bit>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -45,7 +46,7 @@ json read_with(const std::string& text, bool fast, bool* read = nullptr) {
   auto on_entry = [&](size_t i, const EntrySlots& s) {
     json e = json::object();
     for (size_t k = 0; k < kEntryKeyCount; ++k)
-      if (s.present[k]) e[std::string(kEntryKeyNames[k])] = s.value[k];
+      if (s.present[k]) e[std::string(kEntryKeyNames[k])] = s.find(static_cast<EntryKey>(k)).to_json();
     events.push_back(json::array({i, std::move(e)}));
   };
   auto on_reset = [&] { events.push_back("reset"); };
@@ -170,6 +171,44 @@ TEST(DumpSimd, MalformedFilesGiveTheSaxPassErrors) {
     ASSERT_FALSE(d.ok());
     EXPECT_EQ(d.errors().front().to_string(), "rank_0.json:" + error);
   }
+}
+
+TEST(DumpSimd, EntryKeysAreFoundByNameAndOnlyByName) {
+  for (size_t k = 0; k < kEntryKeyCount; ++k) EXPECT_EQ(entry_key(kEntryKeyNames[k]), k) << kEntryKeyNames[k];
+  // Keys PyTorch writes that nothing reads, near misses, and keys sharing a name's slot.
+  for (const std::string_view other : {"op_id", "thread_id", "thread_name", "", "s", "state ", "State", "frame",
+                                       "record_ic", "is_p2q", "timeout_ns", "input_size", "output_dtype"})
+    EXPECT_EQ(entry_key(other), kEntryKeyCount) << other;
+  EXPECT_EQ(entry_key(std::string_view("pg_id\0", 6)), kEntryKeyCount);
+  // The word compare behind it, at each length around a word and a difference at each place.
+  for (size_t n = 0; n < 27; ++n) {
+    const std::string a(n, 'x');
+    EXPECT_TRUE(same_text(a, std::string(n, 'x')));
+    EXPECT_FALSE(same_text(a, a + "x"));
+    for (size_t at = 0; at < n; ++at) {
+      std::string b = a;
+      b[at] = 'y';
+      EXPECT_FALSE(same_text(a, b)) << n << " " << at;
+    }
+  }
+}
+
+TEST(DumpSimd, EqualStringsAreOneNodeUpToABound) {
+  // Equal strings of a dump are one node (what the record reader keeps by node is found
+  // again); past the bound on distinct strings, each string is a node of its own, and
+  // every value reads the same either way.
+  std::vector<uint32_t> state_nodes;
+  const std::string text = R"({"entries":[{"state":"completed"},{"state":"completed","profiling_name":"completed"}]})";
+  ASSERT_TRUE(read_dump_simd(text, [&](size_t, const EntrySlots& s) { state_nodes.push_back(s.node[kKeyState]); },
+                             [] {}));
+  ASSERT_EQ(state_nodes.size(), 2u);
+  EXPECT_EQ(state_nodes[0], state_nodes[1]);
+  std::string many = R"({"entries":[)";
+  for (int i = 0; i < 40000; ++i)
+    many += (i ? "," : "") + std::string(R"({"state":"s)") + std::to_string(i) + R"(","profiling_name":"p)" +
+            std::to_string(i) + R"(","process_group":["s)" + std::to_string(i) + R"(","dp"]})";
+  many += "]}";
+  expect_same(many);
 }
 
 }  // namespace
