@@ -1,5 +1,5 @@
-// simdjson's read of a dump (dump_simd.h): one DOM parse per file into a parser and a
-// padded buffer kept per thread. The entries' known keys become nodes of a pickle-style
+// simdjson's read of a dump (dump_simd.h): one DOM parse per file, in place where the
+// text has simdjson's padding allocated, by a parser kept per thread. The entries' known keys become nodes of a pickle-style
 // arena (pickle_node.h) read in place (slot_value.h), typed as nlohmann's parser types
 // them (non-negative integers unsigned, negative ones signed; an object's repeated key
 // keeps its last value); the rest of the file is built as nlohmann values.
@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -218,14 +217,13 @@ uint32_t JsonArena::add(dom::element e) {
   return id;
 }
 
-// A parser, a padded copy of the text and an arena, kept on each reading thread from
-// one dump to the next (no fresh allocation per file).
+// A parser and an arena, kept on each reading thread from one dump to the next (no
+// fresh allocation per file).
 struct SimdBuffers {
   dom::parser parser;
-  std::unique_ptr<char[]> text;
-  size_t capacity = 0;
   JsonArena arena;
 };
+static_assert(kJsonReadPadding >= simdjson::SIMDJSON_PADDING);
 thread_local SimdBuffers t_simd;
 
 // The entries list: its objects to slots naming their values' nodes in `arena`
@@ -256,14 +254,9 @@ std::optional<json> read_dump_simd(const std::string& text, const DumpSax::Entry
                                    const std::function<void()>& on_reset) {
   if (has_negative_zero(text)) return std::nullopt;
   SimdBuffers& b = t_simd;
-  if (b.capacity < text.size() + simdjson::SIMDJSON_PADDING) {
-    b.capacity = text.size() + simdjson::SIMDJSON_PADDING;
-    b.text.reset(new char[b.capacity]);
-  }
-  std::memcpy(b.text.get(), text.data(), text.size());
-  std::memset(b.text.get() + text.size(), 0, simdjson::SIMDJSON_PADDING);
   dom::element doc;
-  if (b.parser.parse(b.text.get(), text.size(), false).get(doc) != simdjson::SUCCESS) return std::nullopt;
+  // In place when `text` has the padding allocated (the read workers' buffers do), else a padded copy.
+  if (b.parser.parse(text).get(doc) != simdjson::SUCCESS) return std::nullopt;
   if (!doc.is_object()) return to_json(doc);
   b.arena.clear();
   json root = json::object();

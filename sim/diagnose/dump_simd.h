@@ -5,6 +5,7 @@
 // simdjson refuses, or reads differently from nlohmann, is left to the SAX pass.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <string>
@@ -14,6 +15,11 @@
 #include "sim/diagnose/dump_sax.h"
 
 namespace fleetsim::diagnose {
+
+// Bytes a dump's text should have allocated past its end (its capacity) for simdjson
+// to parse it in place, as simdjson's parse of a std::string allows (it reads them,
+// whatever they hold); with fewer, read_dump_simd parses a padded copy.
+inline constexpr size_t kJsonReadPadding = 64;
 
 // The dump's root (the `entries` list holding only its non-object items, as the SAX
 // pass leaves it), with `on_entry` and `on_reset` called as DumpSax calls them (the

@@ -24,6 +24,7 @@
 #include "fleetsim/file_read.h"
 #include "fleetsim/progress.h"
 #include "fleetsim/record.h"
+#include "sim/diagnose/dump_simd.h"
 #include "sim/diagnose/record.h"
 #include "sim/io/units.h"
 
@@ -293,6 +294,7 @@ std::optional<Diagnostic> contradiction(const FrDump& d, const Record& rec, cons
 Result<FrDump> read_dump_file(const std::string& p, std::string& bytes) {
   if (std::optional<Diagnostic> err = read_file_capped_into(p, kRecordJsonMax, "flight-recorder dump", bytes))
     return *err;
+  bytes.reserve(bytes.size() + kJsonReadPadding);  // simdjson then parses a JSON dump in place (no copy)
   return parse_fr_dump(bytes, p, rank_from_file_name(fs::path(p).filename().string()).value_or(-1));
 }
 
