@@ -7,38 +7,6 @@ namespace fleetsim::diagnose {
 
 using nlohmann::json;
 
-namespace {
-
-// A key's slot in kKeyTable: the names differ in it (checked below), so a key is
-// compared with one name at most.
-constexpr size_t key_slot(std::string_view key) {
-  if (key.size() < 2) return 0;
-  const size_t first = static_cast<unsigned char>(key[0]), second_last = static_cast<unsigned char>(key[key.size() - 2]);
-  return (key.size() * 4 + first + second_last * 5) & 63;
-}
-
-constexpr std::array<EntryKey, 64> make_key_table() {
-  std::array<EntryKey, 64> table{};
-  table.fill(kEntryKeyCount);
-  for (size_t i = 0; i < kEntryKeyNames.size(); ++i) table[key_slot(kEntryKeyNames[i])] = static_cast<EntryKey>(i);
-  return table;
-}
-constexpr std::array<EntryKey, 64> kKeyTable = make_key_table();
-
-constexpr bool every_name_has_its_slot() {
-  for (size_t i = 0; i < kEntryKeyNames.size(); ++i)
-    if (kKeyTable[key_slot(kEntryKeyNames[i])] != i) return false;
-  return true;
-}
-static_assert(every_name_has_its_slot(), "two entry key names share a slot: change key_slot's factors");
-
-}  // namespace
-
-EntryKey entry_key(std::string_view key) {
-  const EntryKey k = kKeyTable[key_slot(key)];
-  return k != kEntryKeyCount && same_text(kEntryKeyNames[k], key) ? k : kEntryKeyCount;
-}
-
 void EntrySlots::clear() {
   for (size_t i = 0; i < kEntryKeyCount; ++i) {
     if (present[i] && !arena) value[i] = json();

@@ -29,9 +29,6 @@ inline constexpr std::array<std::string_view, kEntryKeyCount> kEntryKeyNames = {
     "time_created_ns", "time_discovered_started_ns", "time_discovered_completed_ns", "duration_ms",
     "input_sizes", "output_sizes", "input_dtypes", "output_dtypes", "state", "retired", "timeout_ms", "frames"};
 
-// The slot of an entry key, or kEntryKeyCount for a key nothing reads.
-EntryKey entry_key(std::string_view key);
-
 // Whether two texts are equal, compared by word loads inlined here: the readers compare
 // millions of short keys and strings, for which a call to memcmp costs more than the compare.
 inline bool same_text(std::string_view a, std::string_view b) {
@@ -50,6 +47,40 @@ inline bool same_text(std::string_view a, std::string_view b) {
   for (size_t i = 0; i < n; ++i)
     if (a[i] != b[i]) return false;
   return true;
+}
+
+namespace dump_sax_detail {
+
+// A key's slot in kKeyTable: the names differ in it (checked below), so a key is
+// compared with one name at most.
+constexpr size_t key_slot(std::string_view key) {
+  if (key.size() < 2) return 0;
+  const size_t first = static_cast<unsigned char>(key[0]), second_last = static_cast<unsigned char>(key[key.size() - 2]);
+  return (key.size() * 4 + first + second_last * 5) & 63;
+}
+
+constexpr std::array<EntryKey, 64> make_key_table() {
+  std::array<EntryKey, 64> table{};
+  table.fill(kEntryKeyCount);
+  for (size_t i = 0; i < kEntryKeyNames.size(); ++i) table[key_slot(kEntryKeyNames[i])] = static_cast<EntryKey>(i);
+  return table;
+}
+inline constexpr std::array<EntryKey, 64> kKeyTable = make_key_table();
+
+constexpr bool every_name_has_its_slot() {
+  for (size_t i = 0; i < kEntryKeyNames.size(); ++i)
+    if (kKeyTable[key_slot(kEntryKeyNames[i])] != i) return false;
+  return true;
+}
+static_assert(every_name_has_its_slot(), "two entry key names share a slot: change key_slot's factors");
+
+}  // namespace dump_sax_detail
+
+// The slot of an entry key, or kEntryKeyCount for a key nothing reads: one table
+// lookup and one compare, inlined where the readers match millions of keys.
+inline EntryKey entry_key(std::string_view key) {
+  const EntryKey k = dump_sax_detail::kKeyTable[dump_sax_detail::key_slot(key)];
+  return k != kEntryKeyCount && same_text(kEntryKeyNames[k], key) ? k : kEntryKeyCount;
 }
 
 // One entry's values by key; `present` tells an absent key from a null one. The SAX

@@ -12,6 +12,8 @@
 
 #include <simdjson.h>
 
+#include "fleetsim/status.h"
+
 namespace fleetsim::diagnose {
 
 using nlohmann::json;
@@ -74,8 +76,14 @@ class JsonArena {
     strings_.assign(strings_.size(), StringSlot{});
     string_count_ = 0;
   }
-  // Element `e` as a node and (a container) its subtree; its id.
-  uint32_t add(dom::element e);
+  // Element `e` as a node and (a container) its subtree; its id. A string or a scalar
+  // (most of an entry's values) is made here, inlined in the loops over fields and items.
+  uint32_t add(dom::element e) {
+    const dom::element_type type = e.type();
+    if (type == dom::element_type::STRING) return string_node(e.get_string().value_unsafe());
+    if (type == dom::element_type::ARRAY || type == dom::element_type::OBJECT) return add_container(e, type);
+    return add_scalar(e, type);
+  }
   // The nodes so far, read in place; the same object all along (the vectors move as they
   // grow: the pointers are set again after each entry).
   const pickle_detail::PickleArena& view() {
@@ -96,6 +104,8 @@ class JsonArena {
   // a pickle's memo shares its strings, so what the record reader keeps by node (a
   // string's symbol) is found again for the next entry's equal string.
   uint32_t string_node(std::string_view text);
+  uint32_t add_container(dom::element e, dom::element_type type);
+  uint32_t add_scalar(dom::element e, dom::element_type type);
 
   struct StringSlot {
     std::string_view text;
@@ -158,61 +168,64 @@ size_t count_of(Container c) {
 }
 
 // Each node is made in place in the vector (a node built aside and copied in stalls on
-// its partly written bytes), its fields set before the children move the vector.
-uint32_t JsonArena::add(dom::element e) {
+// its partly written bytes), its fields set before the children move the vector. The
+// element's type is known, so its value is taken unchecked (value_unsafe).
+uint32_t JsonArena::add_container(dom::element e, dom::element_type type) {
   using pickle_detail::Kind;
+  const uint32_t id = static_cast<uint32_t>(nodes_.size());
+  pickle_detail::Node& n = nodes_.emplace_back();
+  if (type == dom::element_type::ARRAY) {
+    const dom::array list = e.get_array().value_unsafe();
+    const uint32_t count = static_cast<uint32_t>(count_of(list));
+    uint32_t at = reserve_items(count);
+    n.kind = Kind::kList;
+    n.first = at;
+    n.count = n.room = count;
+    for (dom::element item : list) {
+      const uint32_t child = add(item);
+      items_[at++] = child;
+    }
+    return id;
+  }
+  // An object: key, value, key, value ... (the last of repeated keys wins)
+  const dom::object fields = e.get_object().value_unsafe();
+  const uint32_t count = static_cast<uint32_t>(2 * count_of(fields));
+  uint32_t at = reserve_items(count);
+  n.kind = Kind::kDict;
+  n.first = at;
+  n.count = n.room = count;
+  for (dom::key_value_pair field : fields) {
+    const uint32_t key = string_node(field.key);
+    items_[at++] = key;
+    const uint32_t value = add(field.value);
+    items_[at++] = value;
+  }
+  return id;
+}
+
+inline uint32_t JsonArena::add_scalar(dom::element e, dom::element_type type) {
   using pickle_detail::Scalar;
-  const dom::element_type type = e.type();
-  if (type == dom::element_type::STRING) return string_node(std::string_view(e));
   const uint32_t id = static_cast<uint32_t>(nodes_.size());
   pickle_detail::Node& n = nodes_.emplace_back();
   switch (type) {
-    case dom::element_type::ARRAY: {
-      const dom::array list(e);
-      const uint32_t count = static_cast<uint32_t>(count_of(list));
-      uint32_t at = reserve_items(count);
-      n.kind = Kind::kList;
-      n.first = at;
-      n.count = n.room = count;
-      for (dom::element item : list) {
-        const uint32_t child = add(item);
-        items_[at++] = child;
-      }
-      break;
-    }
-    case dom::element_type::OBJECT: {  // key, value, key, value ... (the last of repeated keys wins)
-      const dom::object fields(e);
-      const uint32_t count = static_cast<uint32_t>(2 * count_of(fields));
-      uint32_t at = reserve_items(count);
-      n.kind = Kind::kDict;
-      n.first = at;
-      n.count = n.room = count;
-      for (dom::key_value_pair field : fields) {
-        const uint32_t key = string_node(field.key);
-        items_[at++] = key;
-        const uint32_t value = add(field.value);
-        items_[at++] = value;
-      }
-      break;
-    }
     case dom::element_type::INT64:  // nlohmann makes every non-negative integer unsigned
-      n.num.i = int64_t(e);
+      n.num.i = e.get_int64().value_unsafe();
       n.type = n.num.i < 0 ? Scalar::kInt : Scalar::kUint;
       break;
     case dom::element_type::UINT64:
       n.type = Scalar::kUint;
-      n.num.u = uint64_t(e);
+      n.num.u = e.get_uint64().value_unsafe();
       break;
     case dom::element_type::DOUBLE:
       n.type = Scalar::kFloat;
-      n.num.d = double(e);
+      n.num.d = e.get_double().value_unsafe();
       break;
-    case dom::element_type::STRING: break;  // above
     case dom::element_type::BOOL:
       n.type = Scalar::kBool;
-      n.flag = bool(e);
+      n.flag = e.get_bool().value_unsafe();
       break;
     case dom::element_type::NULL_VALUE: break;
+    default: FLEETSIM_DCHECK(false);  // strings and containers: add, add_container
   }
   return id;
 }
