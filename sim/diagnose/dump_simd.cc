@@ -70,7 +70,9 @@ bool has_negative_zero(std::string_view text) {
 // the parser's string buffer, which lives as long (the parser is not reused meanwhile).
 class JsonArena {
  public:
-  void clear() {
+  void clear(size_t max_values) {
+    max_values_ = max_values;
+    overflowed_ = false;
     nodes_.clear();
     items_.clear();
     strings_.assign(strings_.size(), StringSlot{});
@@ -84,6 +86,13 @@ class JsonArena {
     if (type == dom::element_type::ARRAY || type == dom::element_type::OBJECT) return add_container(e, type);
     return add_scalar(e, type);
   }
+  // Gives the nodes' memory back (after an overflow: the SAX pass needs the room).
+  void release() {
+    std::vector<pickle_detail::Node>().swap(nodes_);
+    std::vector<uint32_t>().swap(items_);
+  }
+  // Whether the dump holds more values than the bound clear() set (its read then stops making nodes).
+  bool overflowed() const { return overflowed_ || nodes_.size() > max_values_; }
   // The nodes so far, read in place; the same object all along (the vectors move as they
   // grow: the pointers are set again after each entry).
   const pickle_detail::PickleArena& view() {
@@ -113,6 +122,8 @@ class JsonArena {
     bool used = false;
   };
   static constexpr size_t kMaxStrings = 1 << 16;
+  size_t max_values_ = kMaxJsonValues;
+  bool overflowed_ = false;
   std::vector<pickle_detail::Node> nodes_;
   std::vector<uint32_t> items_;
   std::vector<StringSlot> strings_;  // open addressing: a power of two of them, at most half used
@@ -182,6 +193,10 @@ uint32_t JsonArena::add_container(dom::element e, dom::element_type type) {
     n.first = at;
     n.count = n.room = count;
     for (dom::element item : list) {
+      if (nodes_.size() >= max_values_) {  // a list of millions of values: the SAX pass reads the file
+        overflowed_ = true;
+        return id;
+      }
       const uint32_t child = add(item);
       items_[at++] = child;
     }
@@ -195,6 +210,10 @@ uint32_t JsonArena::add_container(dom::element e, dom::element_type type) {
   n.first = at;
   n.count = n.room = count;
   for (dom::key_value_pair field : fields) {
+    if (nodes_.size() >= max_values_) {
+      overflowed_ = true;
+      return id;
+    }
     const uint32_t key = string_node(field.key);
     items_[at++] = key;
     const uint32_t value = add(field.value);
@@ -241,7 +260,7 @@ thread_local SimdBuffers t_simd;
 
 // The entries list: its objects to slots naming their values' nodes in `arena`
 // (numbered among the objects), its other items kept in `rest`, as the SAX pass keeps them.
-void read_entries(dom::array list, json& rest, JsonArena& arena, const DumpSax::EntrySink& on_entry) {
+bool read_entries(dom::array list, json& rest, JsonArena& arena, const DumpSax::EntrySink& on_entry) {
   EntrySlots slots;
   size_t index = 0;
   for (dom::element item : list) {
@@ -256,29 +275,35 @@ void read_entries(dom::array list, json& rest, JsonArena& arena, const DumpSax::
       slots.node[k] = arena.add(field.value);
       slots.present[k] = true;
     }
+    if (arena.overflowed()) return false;
     slots.arena = &arena.view();
     on_entry(index++, slots);
   }
+  return true;
 }
 
 }  // namespace
 
 std::optional<json> read_dump_simd(const std::string& text, const DumpSax::EntrySink& on_entry,
-                                   const std::function<void()>& on_reset) {
+                                   const std::function<void()>& on_reset, size_t max_values) {
   if (has_negative_zero(text)) return std::nullopt;
   SimdBuffers& b = t_simd;
   dom::element doc;
   // In place when `text` has the padding allocated (the read workers' buffers do), else a padded copy.
   if (b.parser.parse(text).get(doc) != simdjson::SUCCESS) return std::nullopt;
   if (!doc.is_object()) return to_json(doc);
-  b.arena.clear();
+  b.arena.clear(max_values);
   json root = json::object();
   for (dom::key_value_pair field : dom::object(doc)) {
     json& slot = root[std::string(field.key)];
     if (field.key == "entries" && field.value.is_array()) {  // a repeated key: the last list wins
       on_reset();
       slot = json::array();
-      read_entries(dom::array(field.value), slot, b.arena, on_entry);
+      if (!read_entries(dom::array(field.value), slot, b.arena, on_entry)) {
+        b.arena.release();  // the arena's and the parse's memory back before the SAX pass reads the file
+        b.parser = dom::parser();
+        return std::nullopt;
+      }
     } else {
       slot = to_json(field.value);
     }

@@ -21,14 +21,21 @@ namespace fleetsim::diagnose {
 // whatever they hold); with fewer, read_dump_simd parses a padded copy.
 inline constexpr size_t kJsonReadPadding = 64;
 
+// The most values a dump's entries may hold on the simdjson path, as many as a pickle
+// may make (PickleLimits::max_values); past it the SAX pass reads the file.
+inline constexpr size_t kMaxJsonValues = size_t{1} << 25;
+
 // The dump's root (the `entries` list holding only its non-object items, as the SAX
 // pass leaves it), with `on_entry` and `on_reset` called as DumpSax calls them (the
 // slots' arena and its strings live until this thread's next call); or
 // nullopt when the file is not one simdjson reads exactly as nlohmann's parser: any
 // simdjson error (syntax, numbers past 64 bits, invalid UTF-8, a BOM, too deep) or a
 // "-0" (an integer nlohmann keeps signed). Then neither callback has been called, and
-// the SAX pass must read the file (and word its errors).
+// the SAX pass must read the file (and word its errors). Also nullopt for a dump whose
+// entries hold more than `max_values` values: `on_entry` may then have run for its
+// first entries, so the SAX pass must start from a fresh reader.
 std::optional<nlohmann::json> read_dump_simd(const std::string& text, const DumpSax::EntrySink& on_entry,
-                                             const std::function<void()>& on_reset);
+                                             const std::function<void()>& on_reset,
+                                             size_t max_values = kMaxJsonValues);
 
 }  // namespace fleetsim::diagnose

@@ -211,5 +211,29 @@ TEST(DumpSimd, EqualStringsAreOneNodeUpToABound) {
   expect_same(many);
 }
 
+// A dump whose entries hold more values than the bound (a pickle's, 2^25, by default)
+// is left to the SAX pass, which reads it from a fresh reader: the bound keeps the
+// arena's nodes (56 bytes each) from growing with a list of millions of numbers.
+TEST(DumpSimd, ADumpPastTheValueBoundIsLeftToTheSaxPass) {
+  const std::string text =
+      R"({"version": "2.10", "entries": [{"record_id": 0, "input_sizes": [[1, 2]]},
+          {"record_id": 1, "input_sizes": [[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]]}]})";
+  int entries = 0;
+  const auto on_entry = [&](size_t, const EntrySlots&) { ++entries; };
+  const auto on_reset = [] {};
+  EXPECT_TRUE(read_dump_simd(text, on_entry, on_reset, 100).has_value());
+  EXPECT_EQ(entries, 2);
+  entries = 0;
+  EXPECT_FALSE(read_dump_simd(text, on_entry, on_reset, 10).has_value());  // the second entry passes 10
+  EXPECT_EQ(entries, 1);
+  entries = 0;
+  EXPECT_FALSE(read_dump_simd(text, on_entry, on_reset, 3).has_value());  // the first entry's list passes 3
+  EXPECT_EQ(entries, 0);
+  // parse_fr_dump (the default bound) reads it whole, as before.
+  Result<FrDump> dump = parse_fr_dump(text, "rank_0.json", 0);
+  ASSERT_TRUE(dump.ok()) << dump.errors().front().message;
+  EXPECT_EQ(dump->entries.size(), 2u);
+}
+
 }  // namespace
 }  // namespace fleetsim::diagnose
