@@ -497,19 +497,20 @@ Result<FrDump> parse_fr_dump(const std::string& text, const std::string& file, i
   // simdjson first, else a SAX pass (dump_simd.h, dump_sax.h): each object of the
   // top-level `entries` list is read into an FrEntry from its slots, never built as a tree.
   std::vector<FrEntry> entries;
+  const auto filing_with = [&](DumpReader& r) {
+    return [&entries, &r](size_t i, const EntrySlots& e) { entries.push_back(parse_entry(e, r, i)); };
+  };
+  const auto on_reset = [&] { entries.clear(); };
   {
     DumpReader fast_rd{&text, file, std::nullopt, {}};
-    const auto on_entry = [&](size_t i, const EntrySlots& e) { entries.push_back(parse_entry(e, fast_rd, i)); };
-    if (std::optional<json> fast = read_dump_simd(text, on_entry, [&] { entries.clear(); })) {
+    if (std::optional<json> fast = read_dump_simd(text, filing_with(fast_rd), on_reset)) {
       if (fast_rd.error) return *fast_rd.error;
       return read_fr_tree(*fast, &text, file, fallback_rank, std::move(entries));
     }
   }
   entries.clear();  // simdjson may have given up after some entries (dump_simd.h): start afresh
   DumpReader rd{&text, file, std::nullopt, {}};
-  const auto on_entry = [&](size_t i, const EntrySlots& e) { entries.push_back(parse_entry(e, rd, i)); };
-  const auto on_reset = [&] { entries.clear(); };
-  DumpSax sax(on_entry, on_reset);
+  DumpSax sax(filing_with(rd), on_reset);
   Result<json> parsed = parse_json_with(text, file, [&] {
     json::sax_parse(text, &sax);
     return std::move(sax.root());
