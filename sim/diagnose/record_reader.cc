@@ -441,9 +441,10 @@ SourceLoc loc_from_offset(const std::string& text, size_t byte, const std::strin
 namespace {
 
 // A dump's value tree (from JSON `text`, or from a pickle when `text` is null) as an
-// FrDump; `entries` are those already read from it one at a time (a pickle's).
+// FrDump; `staged` holds the entries already read from it one at a time (the tree's own
+// are added there too), copied into the dump at their exact size.
 Result<FrDump> read_fr_tree(const json& root, const std::string* text, const std::string& file, int fallback_rank,
-                            std::vector<FrEntry> entries) {
+                            std::vector<FrEntry>& staged) {
   if (!root.is_object()) {
     Diagnostic d = file_error(file, text ? "a flight-recorder dump must be a JSON object"
                                          : "a flight-recorder dump must be a dict, this pickle holds a " +
@@ -463,7 +464,6 @@ Result<FrDump> read_fr_tree(const json& root, const std::string* text, const std
   dump.comm_lib_version = root.contains("comm_lib_version") ? field_string(root, "comm_lib_version")
                                                             : field_string(root, "nccl_version");
   read_groups(root, dump, rd);
-  dump.entries = std::move(entries);
   auto listed = root.find("entries");
   if (listed != root.end() && listed->is_array()) {
     for (size_t i = 0; i < listed->size(); ++i) {
@@ -471,32 +471,53 @@ Result<FrDump> read_fr_tree(const json& root, const std::string* text, const std
       if (!e.is_object()) continue;
       EntrySlots slots;
       EntrySlots::from_object(json(e), slots);
-      dump.entries.push_back(parse_entry(slots, rd, i));
+      staged.push_back(parse_entry(slots, rd, i));
     }
   }
-  read_status(root, dump, rd);
+  dump.entries.assign(staged.begin(), staged.end());  // held until the analysis ends: no growth slack per rank
+  read_status(root, dump, rd);  // maps pg_status's pg ids to names by the entries
   if (rd.error) return *rd.error;
-  dump.entries.shrink_to_fit();  // held until the analysis ends: no growth slack per rank
   return dump;
 }
+
+// The entries of the dump being read, on each reading thread: one vector grown once and
+// reused from dump to dump, so a dump's entries cost one allocation of their own size
+// (growing a fresh vector per dump, then shrinking it, had the allocator hand pages back
+// to the system and fault them in again for every file: a third of the read's system time
+// over 16,384 JSON dumps). A reader that met a dump far larger than the usual gives the room back.
+class StagedEntries {
+ public:
+  StagedEntries() { t_entries.clear(); }
+  ~StagedEntries() {
+    if (t_entries.capacity() > kKeepEntries) std::vector<FrEntry>().swap(t_entries);
+  }
+  std::vector<FrEntry>& get() { return t_entries; }
+
+ private:
+  static constexpr size_t kKeepEntries = size_t{1} << 16;
+  static thread_local std::vector<FrEntry> t_entries;
+};
+thread_local std::vector<FrEntry> StagedEntries::t_entries;
 
 }  // namespace
 
 Result<FrDump> parse_fr_dump(const std::string& text, const std::string& file, int fallback_rank) {
   if (looks_like_pickle(text)) {
     // Entries one at a time: the dump's largest part never sits in memory as a tree.
-    std::vector<FrEntry> entries;
+    StagedEntries staged;
+    std::vector<FrEntry>& entries = staged.get();
     DumpReader rd{nullptr, file, std::nullopt, {}};
     Result<json> rest = read_pickle_entries(text, file, "entries", [&](size_t i, const EntrySlots& e) {
       entries.push_back(parse_entry(e, rd, i));
     });
     if (!rest) return rest.errors();
     if (rd.error) return *rd.error;
-    return read_fr_tree(*rest, nullptr, file, fallback_rank, std::move(entries));
+    return read_fr_tree(*rest, nullptr, file, fallback_rank, entries);
   }
   // simdjson first, else a SAX pass (dump_simd.h, dump_sax.h): each object of the
   // top-level `entries` list is read into an FrEntry from its slots, never built as a tree.
-  std::vector<FrEntry> entries;
+  StagedEntries staged;
+  std::vector<FrEntry>& entries = staged.get();
   const auto filing_with = [&](DumpReader& r) {
     return [&entries, &r](size_t i, const EntrySlots& e) { entries.push_back(parse_entry(e, r, i)); };
   };
@@ -505,7 +526,7 @@ Result<FrDump> parse_fr_dump(const std::string& text, const std::string& file, i
     DumpReader fast_rd{&text, file, std::nullopt, {}};
     if (std::optional<json> fast = read_dump_simd(text, filing_with(fast_rd), on_reset)) {
       if (fast_rd.error) return *fast_rd.error;
-      return read_fr_tree(*fast, &text, file, fallback_rank, std::move(entries));
+      return read_fr_tree(*fast, &text, file, fallback_rank, entries);
     }
   }
   entries.clear();  // simdjson may have given up after some entries (dump_simd.h): start afresh
@@ -517,7 +538,7 @@ Result<FrDump> parse_fr_dump(const std::string& text, const std::string& file, i
   });
   if (!parsed) return parsed.errors();
   if (rd.error) return *rd.error;
-  return read_fr_tree(*parsed, &text, file, fallback_rank, std::move(entries));
+  return read_fr_tree(*parsed, &text, file, fallback_rank, entries);
 }
 
 }  // namespace fleetsim::diagnose
