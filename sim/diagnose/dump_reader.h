@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/diagnose/dump_sax.h"
 #include "sim/diagnose/json_path.h"
 #include "sim/diagnose/record.h"
 #include "sim/diagnose/slot_value.h"
@@ -258,5 +259,9 @@ std::string field_string(const json& obj, const char* key);
 // pg_config's groups and pg_status's counters (record_groups.cc).
 void read_groups(const json& root, FrDump& dump, DumpReader& rd);
 void read_status(const json& root, FrDump& dump, DumpReader& rd);
+
+// Entry `index` of a dump's `entries` list, from its slots (record_entry.cc); the first
+// error is kept in `rd`.
+FrEntry parse_entry(const EntrySlots& e, DumpReader& rd, size_t index);
 
 }  // namespace fleetsim::diagnose::record_detail
