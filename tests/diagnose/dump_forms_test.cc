@@ -136,6 +136,28 @@ TEST(DumpForms, JsonEntriesReadAsParsed) {
             "rank_0.json:2:17: error: entries[1].p2p_seq_id: expected an integer, got \"x\"");
 }
 
+// A reading thread stages each dump's entries in one vector it keeps from dump to dump:
+// a dump read after a larger one, or after one that failed part way, holds its own
+// entries only, at their exact size; so does a pickle read after JSON.
+TEST(DumpForms, EachDumpHoldsOnlyItsOwnEntries) {
+  const FrDump three = parse_ok(R"({"rank": 0, "entries": [{"collective_seq_id": 1}, {"collective_seq_id": 2},
+      {"collective_seq_id": 3}]})", "rank_0.json", 0);
+  ASSERT_EQ(three.entries.size(), 3u);
+  EXPECT_EQ(three.entries.capacity(), 3u);
+  const FrDump one = parse_ok(R"({"rank": 1, "entries": [{"collective_seq_id": 9}]})", "rank_1.json", 1);
+  ASSERT_EQ(one.entries.size(), 1u);
+  EXPECT_EQ(one.entries[0].collective_seq_id, 9);
+  EXPECT_FALSE(parse_fr_dump(R"({"entries": [{"collective_seq_id": 4}, {"collective_seq_id": -2}]})", "rank_2.json", 2)
+                   .ok());
+  const FrDump after_error = parse_ok(R"({"rank": 3, "entries": [{"collective_seq_id": 5}]})", "rank_3.json", 3);
+  ASSERT_EQ(after_error.entries.size(), 1u);
+  EXPECT_EQ(after_error.entries[0].collective_seq_id, 5);
+  const std::string name = "comm_lib_trace_rank_0";
+  const FrDump pickle = parse_ok(slurp(fixture("torch_gloo/" + name)), name, 0);
+  EXPECT_EQ(pickle.entries.size(), 5u);
+  EXPECT_EQ(three.entries[2].collective_seq_id, 3);  // the first dump's entries are its own copy
+}
+
 // pg_config's rank lists as PyTorch writes them, a JSON list inside a string, read straight
 // off the text; any other form is read (or refused) by the JSON path as before.
 TEST(DumpForms, GroupRankStringsReadAsTheirJson) {
