@@ -110,11 +110,11 @@ FrFindings analyze_fr(const std::map<int, FrDump>& dumps, bool waits = true);
 const FrGroup* group_config(const FrDump& dump, const std::string& name);
 // The groups a dump names: pg_config, entries and pg_status (the empty name aliased).
 std::vector<std::string> group_names(const FrDump& dump);
-// The part of group_names that needs no pass over the entries (pg_status's and
-// pg_config's names), when pg_config has no empty key: group_names is then these and
-// the non-empty names the entries give. nullopt where pg_config has an empty key (what
-// it stands for depends on the entries' names): call group_names.
-std::optional<std::vector<std::string>> names_outside_entries(const FrDump& dump);
+// The groups a pass over a dump's entries starts from: where pg_config has no empty key,
+// pg_status's and pg_config's names only (`*entries_pending` true: the pass adds the
+// non-empty names its entries give, as group_names would); else group_names whole (what
+// the empty key stands for depends on the entries' names; `*entries_pending` false).
+std::vector<std::string> group_names_before_entries(const FrDump& dump, bool* entries_pending);
 
 // The global peer of a send or recv entry on `rank` ("nccl:send 0->3": group ranks,
 // mapped through the group's members), or nullopt for a collective.
@@ -178,6 +178,12 @@ ModelCheck check_against_model(const Record& rec, const HealthyModel* model);
 // Sorts one member's entries of one group by collective_seq_id and keeps one per seq,
 // the last in the given (dump) order; the vector holds no slack after.
 void keep_last_by_seq(std::vector<const FrEntry*>& entries);
+// Marks the seqs of `run` (entries one a seq, ascending, as keep_last_by_seq leaves
+// them) in `seen`, a flag per seq from `lo`: a run of consecutive seqs as one range,
+// without reading its entries.
+void mark_seqs(const std::vector<const FrEntry*>& run, int64_t lo, std::vector<uint8_t>& seen);
+// The seqs `seen` flags (from `lo`), ascending.
+std::vector<int64_t> marked_seqs(const std::vector<uint8_t>& seen, int64_t lo);
 
 // Asks for an entry's cache lines ahead of its read: a walk over thousands of members
 // in step reads one entry a member a seq, each in another dump, and waited on each.

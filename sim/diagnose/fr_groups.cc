@@ -10,6 +10,13 @@
 namespace fleetsim::diagnose {
 namespace {
 
+// pg_status's group names, the empty one aside, into `names`.
+void add_status_names(const FrDump& dump, std::set<std::string>& names) {
+  for (const auto& [n, st] : dump.status) {
+    if (!n.empty()) names.insert(n);
+  }
+}
+
 // The names a dump gives its groups in entries and pg_status, the empty one aside.
 std::set<std::string> named_in_work(const FrDump& dump) {
   std::vector<Sym> seen;  // the distinct names, a handful: compared as symbols, one compare each
@@ -20,9 +27,7 @@ std::set<std::string> named_in_work(const FrDump& dump) {
     if (!last.empty() && std::find(seen.begin(), seen.end(), last) == seen.end()) seen.push_back(last);
   }
   std::set<std::string> names(seen.begin(), seen.end());
-  for (const auto& [n, st] : dump.status) {
-    if (!n.empty()) names.insert(n);
-  }
+  add_status_names(dump, names);
   return names;
 }
 
@@ -47,12 +52,11 @@ std::vector<std::string> group_names(const FrDump& dump) {
   return std::vector<std::string>(names.begin(), names.end());
 }
 
-std::optional<std::vector<std::string>> names_outside_entries(const FrDump& dump) {
-  if (dump.groups.count("")) return std::nullopt;
+std::vector<std::string> group_names_before_entries(const FrDump& dump, bool* entries_pending) {
+  *entries_pending = !dump.groups.count("");
+  if (!*entries_pending) return group_names(dump);
   std::set<std::string> names;
-  for (const auto& [n, st] : dump.status) {
-    if (!n.empty()) names.insert(n);
-  }
+  add_status_names(dump, names);
   for (const auto& [n, g] : dump.groups) names.insert(n);
   return std::vector<std::string>(names.begin(), names.end());
 }
@@ -73,6 +77,23 @@ void keep_last_by_seq(std::vector<const FrEntry*>& entries) {
   }
   entries.resize(kept);
   entries.shrink_to_fit();
+}
+
+void mark_seqs(const std::vector<const FrEntry*>& run, int64_t lo, std::vector<uint8_t>& seen) {
+  if (run.empty()) return;
+  const int64_t first = run.front()->collective_seq_id, last = run.back()->collective_seq_id;
+  if (static_cast<uint64_t>(last - first) + 1 == run.size()) {  // one a seq, ascending: consecutive
+    std::fill(seen.begin() + (first - lo), seen.begin() + (last - lo) + 1, uint8_t{1});
+    return;
+  }
+  for (const FrEntry* e : run) seen[static_cast<size_t>(e->collective_seq_id - lo)] = 1;
+}
+
+std::vector<int64_t> marked_seqs(const std::vector<uint8_t>& seen, int64_t lo) {
+  std::vector<int64_t> seqs;
+  for (size_t i = 0; i < seen.size(); ++i)
+    if (seen[i]) seqs.push_back(lo + static_cast<int64_t>(i));
+  return seqs;
 }
 
 std::string to_string(DivergenceKind kind) {

@@ -104,10 +104,9 @@ std::vector<GroupView> build_groups(const std::map<int, FrDump>& dumps, std::vec
     };
     // The entries' own group names are met in the pass (no pass of their own) unless
     // pg_config's empty key makes them needed first.
-    const std::optional<std::vector<std::string>> known = names_outside_entries(dump);
-    for (const std::string& n : known ? *known : group_names(dump)) add_part(n);
-    fill_lanes(dump, parts, times[dump_index++],
-               known ? std::function<void(const std::string&)>(add_part) : nullptr);
+    bool pending = false;
+    for (const std::string& n : group_names_before_entries(dump, &pending)) add_part(n);
+    fill_lanes(dump, parts, times[dump_index++], pending ? std::function<void(const std::string&)>(add_part) : nullptr);
   }
   std::vector<size_t> order(views.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -144,19 +143,10 @@ std::vector<int64_t> seqs_of(const GroupView& v) {
   if (static_cast<uint64_t>(hi - lo) < 4 * held + 1024) {
     std::vector<uint8_t> seen(static_cast<size_t>(hi - lo + 1), 0);
     for (const auto& [r, lane] : v.lanes) {
-      const std::vector<const FrEntry*>& held_seqs = lane.by_seq;
-      const int64_t first = held_seqs.empty() ? 0 : held_seqs.front()->collective_seq_id;
-      const int64_t last = held_seqs.empty() ? -1 : held_seqs.back()->collective_seq_id;
-      if (!held_seqs.empty() && static_cast<uint64_t>(last - first) + 1 == held_seqs.size()) {
-        std::fill(seen.begin() + (first - lo), seen.begin() + (last - lo) + 1, uint8_t{1});  // consecutive
-      } else {
-        for (const FrEntry* e : held_seqs) seen[static_cast<size_t>(e->collective_seq_id - lo)] = 1;
-      }
+      mark_seqs(lane.by_seq, lo, seen);
       if (lane.max_known >= 0) seen[static_cast<size_t>(lane.max_known - lo)] = 1;
     }
-    for (size_t i = 0; i < seen.size(); ++i)
-      if (seen[i]) seqs.push_back(lo + static_cast<int64_t>(i));
-    return seqs;
+    return marked_seqs(seen, lo);
   }
   for (const auto& [r, lane] : v.lanes) {
     for (const FrEntry* e : lane.by_seq) seqs.push_back(e->collective_seq_id);

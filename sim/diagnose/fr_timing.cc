@@ -67,19 +67,8 @@ std::optional<std::vector<int64_t>> dense_seqs(const AlignedGroup& ag) {
   const uint64_t span = static_cast<uint64_t>(hi - lo) + 1;
   if (span > 4 * held + 1024 || span * ag.runs.size() > 4 * held + 4096) return std::nullopt;
   std::vector<uint8_t> seen(span, 0);
-  for (const RankRun& r : ag.runs) {
-    if (r.at.empty()) continue;
-    const int64_t first = r.at.front()->collective_seq_id, last = r.at.back()->collective_seq_id;
-    if (static_cast<uint64_t>(last - first) + 1 == r.at.size()) {  // one a seq, ascending: consecutive
-      std::fill(seen.begin() + (first - lo), seen.begin() + (last - lo) + 1, uint8_t{1});
-      continue;
-    }
-    for (const FrEntry* e : r.at) seen[static_cast<size_t>(e->collective_seq_id - lo)] = 1;
-  }
-  std::vector<int64_t> seqs;
-  for (size_t i = 0; i < span; ++i)
-    if (seen[i]) seqs.push_back(lo + static_cast<int64_t>(i));
-  return seqs;
+  for (const RankRun& r : ag.runs) mark_seqs(r.at, lo, seen);
+  return marked_seqs(seen, lo);
 }
 
 // Files one dump's completed collectives into `out`'s runs in one pass (by group symbol).

@@ -205,15 +205,15 @@ std::map<std::string, Group> collect_groups(const std::map<int, FrDump>& dumps, 
     };
     // The entries' own group names are met in the pass (no pass of their own) unless
     // pg_config's empty key makes them needed first.
-    const std::optional<std::vector<std::string>> known = names_outside_entries(dump);
-    for (const std::string& n : known ? *known : group_names(dump)) {
+    bool pending = false;
+    for (const std::string& n : group_names_before_entries(dump, &pending)) {
       // pg_status keyed by a local pg_id the reader could not map (an empty dump) would
       // land on another group's global name: only the groups the dump names otherwise
-      // (a name the entries give is met in the pass, where `known`).
-      if (!group_config(dump, n) && !dump.groups.empty() && (known || !in_entries(dump, Sym(n)))) continue;
+      // (a name the entries give is met in the pass, where `pending`).
+      if (!group_config(dump, n) && !dump.groups.empty() && (pending || !in_entries(dump, Sym(n)))) continue;
       add_scan(n);
     }
-    scan_dump(rank, dump, timed, scans, open, known ? std::function<void(const std::string&)>(add_scan) : nullptr);
+    scan_dump(rank, dump, timed, scans, open, pending ? std::function<void(const std::string&)>(add_scan) : nullptr);
     for (const Scan& s : scans) s.g->at[rank] = progress_of(s);
   }
   for (auto& [n, g] : groups) {
