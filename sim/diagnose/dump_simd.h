@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/diagnose/dump_sax.h"
+#include "sim/diagnose/pickle_reader.h"
 
 namespace fleetsim::diagnose {
 
@@ -22,8 +23,8 @@ namespace fleetsim::diagnose {
 inline constexpr size_t kJsonReadPadding = 64;
 
 // The most values a dump's entries may hold on the simdjson path, as many as a pickle
-// may make (PickleLimits::max_values); past it the SAX pass reads the file.
-inline constexpr size_t kMaxJsonValues = size_t{1} << 25;
+// may make; past it the SAX pass reads the file.
+inline constexpr size_t kMaxJsonValues = PickleLimits{}.max_values;
 
 // The dump's root (the `entries` list holding only its non-object items, as the SAX
 // pass leaves it), with `on_entry` and `on_reset` called as DumpSax calls them (the
