@@ -33,10 +33,11 @@ std::string format_cap(int64_t bytes);
 // Diagnostic located at the path, naming the file and, for size, the cap.
 Result<std::string> read_file_capped(const std::string& path, int64_t max_bytes, std::string_view what);
 // As read_file_capped, the bytes into `out` (what it held is replaced, its capacity
-// kept: a caller reading many files reuses one buffer and its pages). nullopt when
-// read; on an error, the same Diagnostic, and `out` empty.
+// kept: a caller reading many files reuses one buffer and its pages), with room for at
+// least `spare` more bytes allocated past them (a parser that reads past the end).
+// nullopt when read; on an error, the same Diagnostic, and `out` empty.
 std::optional<Diagnostic> read_file_capped_into(const std::string& path, int64_t max_bytes, std::string_view what,
-                                                std::string& out);
+                                                std::string& out, size_t spare = 0);
 
 // Writes `text` to `path` through a temporary file beside it, renamed into place
 // once every byte is written and closed: a full disk or a missing folder leaves

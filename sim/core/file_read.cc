@@ -44,7 +44,7 @@ namespace {
 
 // read_file_capped_into, but `out` left as it is on an error.
 std::optional<Diagnostic> read_into(const std::string& path, int64_t max_bytes, std::string_view what,
-                                    std::string& out) {
+                                    std::string& out, size_t spare) {
   const std::string role(what);
   Fd f{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
   if (f.fd < 0) {
@@ -64,6 +64,10 @@ std::optional<Diagnostic> read_into(const std::string& path, int64_t max_bytes, 
   // the cap. Growing `out` zero-fills only what it did not hold before.
   const size_t cap = static_cast<size_t>(max_bytes) + 1;
   const size_t want = static_cast<size_t>(st.st_size) + 1;
+  if (out.capacity() < want + spare) {  // grown before the bytes are in: the old ones are not copied
+    out.clear();
+    out.reserve(want + spare);
+  }
   if (out.size() < want) out.resize(want);
   size_t len = 0;
   while (true) {
@@ -76,14 +80,15 @@ std::optional<Diagnostic> read_into(const std::string& path, int64_t max_bytes, 
     if (len > static_cast<size_t>(max_bytes)) return Diagnostic::in_file(path, too_big + " (it grew while read)");
   }
   out.resize(len);
+  if (out.capacity() < len + spare) out.reserve(len + spare);  // a file that grew while read
   return std::nullopt;
 }
 
 }  // namespace
 
 std::optional<Diagnostic> read_file_capped_into(const std::string& path, int64_t max_bytes, std::string_view what,
-                                                std::string& out) {
-  std::optional<Diagnostic> err = read_into(path, max_bytes, what, out);
+                                                std::string& out, size_t spare) {
+  std::optional<Diagnostic> err = read_into(path, max_bytes, what, out, spare);
   if (err) out.clear();
   return err;
 }

@@ -292,9 +292,10 @@ std::optional<Diagnostic> contradiction(const FrDump& d, const Record& rec, cons
 // One dump file read into `bytes` (a worker's buffer, reused from file to file: what
 // parse_fr_dump returns holds nothing of it) and parsed.
 Result<FrDump> read_dump_file(const std::string& p, std::string& bytes) {
-  if (std::optional<Diagnostic> err = read_file_capped_into(p, kRecordJsonMax, "flight-recorder dump", bytes))
+  // With simdjson's padding allocated, a JSON dump is parsed in place (no copy).
+  if (std::optional<Diagnostic> err =
+          read_file_capped_into(p, kRecordJsonMax, "flight-recorder dump", bytes, kJsonReadPadding))
     return *err;
-  bytes.reserve(bytes.size() + kJsonReadPadding);  // simdjson then parses a JSON dump in place (no copy)
   return parse_fr_dump(bytes, p, rank_from_file_name(fs::path(p).filename().string()).value_or(-1));
 }
 

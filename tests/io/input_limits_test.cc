@@ -87,6 +87,22 @@ TEST(InputLimits, ReadFileCappedCatchesAFileThatGrows) {
   EXPECT_NE(r.errors()[0].message.find("grew while read"), std::string::npos) << r.errors()[0].message;
 }
 
+// Asked for spare room, the buffer holds each file's bytes with at least that much
+// allocated past them, whether it grew for the file or already had the room.
+TEST(InputLimits, ReadFileCappedIntoLeavesTheSpareRoomAskedFor) {
+  const fs::path d = temp_dir("spare");
+  const std::string big(200000, 'y');
+  { std::ofstream(d / "big") << big; }
+  { std::ofstream(d / "small") << "abc"; }
+  std::string buf;
+  for (const auto& [name, want] : std::vector<std::pair<std::string, std::string>>{
+           {"small", "abc"}, {"big", big}, {"small", "abc"}, {"big", big}}) {
+    EXPECT_FALSE(read_file_capped_into((d / name).string(), kMiB, "test file", buf, 64).has_value()) << name;
+    EXPECT_EQ(buf, want) << name;
+    EXPECT_GE(buf.capacity(), buf.size() + 64) << name;
+  }
+}
+
 // One buffer read into again and again holds each file's bytes exactly, longer or
 // shorter than the one before; an error leaves it empty, with the same message.
 TEST(InputLimits, ReadFileCappedIntoReusesItsBuffer) {
