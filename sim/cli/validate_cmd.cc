@@ -64,7 +64,7 @@ std::map<std::string, double> collective_medians(const diagnose::Record& rec) {
   std::map<std::string, std::vector<double>> all;
   for (const auto& [rank, dump] : rec.dumps)
     for (const diagnose::FrEntry& e : dump.entries)
-      if (e.duration_ms() && e.state == "completed") all[e.op_name()].push_back(*e.duration_ms());
+      if (e.duration_ms() && e.state() == "completed") all[e.op_name()].push_back(*e.duration_ms());
   std::map<std::string, double> out;
   for (auto& [name, v] : all) {
     std::sort(v.begin(), v.end());

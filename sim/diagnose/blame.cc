@@ -51,7 +51,7 @@ bool WalkContext::finished_its_steps(int rank, const std::string& pg) const {
   }
   const FrDump& dump = it->second;
   for (const FrEntry& e : dump.entries) {
-    if (e.state != "completed") return false;
+    if (e.state() != "completed") return false;
   }
   if (dump.entries.back().step() != rec.summary->steps_planned) return false;
   auto own = dump.status.find(pg);

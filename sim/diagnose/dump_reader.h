@@ -150,6 +150,11 @@ struct DumpReader {
     FrGroupId id;
     bool used = false;
   };
+  struct FactsMemo {
+    FrEntryFacts facts;
+    FrEntryFactsId id;
+    bool used = false;
+  };
 
   const std::string* text;
   const std::string& file;
@@ -157,6 +162,7 @@ struct DumpReader {
   NodeCaches nodes;
   std::array<IntSym, 16> int_syms{};
   std::array<GroupMemo, 16> groups{};
+  std::array<FactsMemo, 64> facts{};
 
   void fail(const JsonPath& path, const std::string& message) {
     if (error) return;
@@ -247,6 +253,12 @@ struct DumpReader {
   FrGroupId group_id(const FrGroupFacts& g) {
     GroupMemo& kept = groups[FrFactsHash{}(g) & (groups.size() - 1)];
     if (!kept.used || !(kept.facts == g)) kept = {g, FrGroupId(g), true};
+    return kept.id;
+  }
+  // An entry's facts' id (FrEntryFactsId), the same way: a dump holds few distinct ones.
+  FrEntryFactsId facts_id(const FrEntryFacts& f) {
+    FactsMemo& kept = facts[FrEntryFactsHash{}(f) & (facts.size() - 1)];
+    if (!kept.used || !(kept.facts == f)) kept = {f, FrEntryFactsId(f), true};
     return kept.id;
   }
 

@@ -37,7 +37,7 @@ bool variable_size(const std::string& profiling_name) {
 }
 
 std::string sizes_key(const FrEntry& e) {
-  return variable_size(e.profiling_name) ? std::string("*|*") : e.input_sizes() + "|" + e.output_sizes();
+  return variable_size(e.profiling_name()) ? std::string("*|*") : e.input_sizes() + "|" + e.output_sizes();
 }
 
 // A lane's entry at seq, or null.
@@ -60,14 +60,14 @@ std::optional<std::string> class_at(const Lane& lane, int64_t seq, bool use_name
   }
   const FrEntry& e = *found;
   *entry = &e;
-  std::string key = e.profiling_name + "|" + sizes_key(e) + "|" +
+  std::string key = e.profiling_name() + "|" + sizes_key(e) + "|" +
                     e.input_dtypes() + "|" + e.output_dtypes();
   if (use_names) key += "|" + e.op_name();
   return key;
 }
 
 bool same_op(const FrEntry* a, const FrEntry* b) {
-  return a && b && a->profiling_name == b->profiling_name && sizes_key(*a) == sizes_key(*b) &&
+  return a && b && a->profiling_name() == b->profiling_name() && sizes_key(*a) == sizes_key(*b) &&
          a->input_dtypes() == b->input_dtypes() &&
          a->output_dtypes() == b->output_dtypes() &&
          (a->op_name().empty() || b->op_name().empty() || a->op_name() == b->op_name());
@@ -100,10 +100,10 @@ int detect_shift(const Lane& odd, const Lane& ref, int64_t seq) {
 }
 
 void describe_mismatch(const FrEntry& want, const FrEntry& got, Divergence& d) {
-  if (want.profiling_name != got.profiling_name) {
+  if (want.profiling_name() != got.profiling_name()) {
     d.kind = DivergenceKind::kType;
-    d.expected = want.profiling_name;
-    d.found = got.profiling_name;
+    d.expected = want.profiling_name();
+    d.found = got.profiling_name();
   } else if (sizes_key(want) != sizes_key(got)) {
     d.kind = DivergenceKind::kSize;
     d.expected = "input sizes " + want.input_sizes() + ", output sizes " + want.output_sizes();
@@ -211,7 +211,7 @@ void fill_divergence(const GroupView& v, int64_t seq, const Classes& classes,
   // For a skipped op, show the op the minority skipped (the majority's).
   const FrEntry* shown = odd_e && d.shift >= 0 ? odd_e : (ref_e ? ref_e : odd_e);
   if (shown) {
-    d.op = shown->profiling_name;
+    d.op = shown->profiling_name();
     d.op_name = shown->op_name();
     d.site = shown->site();
     d.step = shown->step();
@@ -250,7 +250,7 @@ bool one_class(const LaneCursors& lanes, int64_t seq, bool use_names) {
     const FrEntry* e = beyond ? nullptr : lanes.at(i);
     // The same op, shapes and frame facts as the first entry (the interned tuples are one
     // object each): the same print, told without reading the tuples' fields.
-    if (e && first_entry && e->profiling_name == first_entry->profiling_name && &lanes.call(i) == first_call &&
+    if (e && first_entry && e->profiling_name() == first_entry->profiling_name() && &lanes.call(i) == first_call &&
         &e->shape() == first_shape)
       continue;
     if (beyond) {
@@ -259,9 +259,9 @@ bool one_class(const LaneCursors& lanes, int64_t seq, bool use_names) {
       if (lanes.holds_any(i)) continue;  // older than the ring holds
       p[0] = 2;
     } else {
-      if (!first || (*first)[0] != 0) variable = variable_size(e->profiling_name);
+      if (!first || (*first)[0] != 0) variable = variable_size(e->profiling_name());
       const FrShape& shape = e->shape();
-      p = {0, e->profiling_name.id(), variable ? 0 : shape.input_sizes.id(), variable ? 0 : shape.output_sizes.id(),
+      p = {0, e->profiling_name().id(), variable ? 0 : shape.input_sizes.id(), variable ? 0 : shape.output_sizes.id(),
            shape.input_dtypes.id(), shape.output_dtypes.id(), use_names ? lanes.call(i).op_name.id() : 0};
       if (!first) {
         first_shape = &shape;
@@ -333,7 +333,7 @@ void find_timeouts(const std::map<int, FrDump>& dumps, const std::vector<DumpTim
     bool looked = false;
     for (size_t i = times[dump_index++].first_open; i < dump.entries.size(); ++i) {
       const FrEntry& e = dump.entries[i];
-      if (e.state == completed) continue;
+      if (e.state() == completed) continue;
       // With timing off an entry stays `scheduled` (and is retired) once done: pg_status
       // says whether its group completed it.
       if (!looked || e.pg_name() != status_name) {
@@ -352,7 +352,7 @@ void find_timeouts(const std::map<int, FrDump>& dumps, const std::vector<DumpTim
       t.rank = rank;
       t.pg_name = e.pg_name();
       t.seq = e.is_p2p ? e.p2p_seq_id : e.collective_seq_id;
-      t.op = e.profiling_name;
+      t.op = e.profiling_name();
       t.why = e.retired ? "retired, not completed" : "older than its timeout";
       f.timed_out.push_back(t);
     }

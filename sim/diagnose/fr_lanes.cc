@@ -42,7 +42,7 @@ void fill_lanes(const FrDump& dump, std::vector<std::pair<Sym, DumpPart>>& parts
     times.latest_ns = std::max({times.latest_ns, e.time_created_ns, e.time_discovered_started_ns,
                                 e.time_discovered_completed_ns});
     times.last_enqueue_ns = std::max(times.last_enqueue_ns, e.time_created_ns);
-    if (times.first_open == dump.entries.size() && e.state != completed)
+    if (times.first_open == dump.entries.size() && e.state() != completed)
       times.first_open = static_cast<size_t>(&e - dump.entries.data());
     const FrGroupFacts& group = e.group();  // read once: name and description
     if (group.pg_name != last_name) {

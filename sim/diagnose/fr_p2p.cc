@@ -24,7 +24,7 @@ struct P2pOp {
 // `rank`, mapping group ranks to global ranks through the group's member list when
 // that is what they are.
 std::optional<P2pOp> parse_p2p(const FrEntry& e, int rank, const std::vector<int>& members) {
-  const std::string& p = e.profiling_name;
+  const std::string& p = e.profiling_name();
   P2pOp op;
   const size_t colon = p.find(':');
   if (colon == std::string::npos) return std::nullopt;
@@ -153,7 +153,7 @@ std::vector<Divergence> find_p2p_divergences(const std::map<int, FrDump>& dumps)
     if (i >= longer.size()) i = shorter.size();
     const FrEntry& odd = *longer[std::min(i, longer.size() - 1)];
     d.seq = odd.p2p_seq_id;
-    d.op = odd.profiling_name;
+    d.op = odd.profiling_name();
     if (!extra) {  // name the half the culprit never posted: "nccl:send 0->1" pairs with "nccl:recv 1<-0"
       const size_t sp = d.op.find(' '), ar = d.op.find(more_sends ? "->" : "<-");
       if (sp != std::string::npos && ar != std::string::npos && ar > sp) {

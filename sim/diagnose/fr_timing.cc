@@ -82,7 +82,7 @@ void file_dump(int rank, uint32_t index, const FrDump& dump,
   RunPlace* place = nullptr;
   std::vector<const FrEntry*>* at = nullptr;
   for (const FrEntry& e : dump.entries) {
-    if (e.is_p2p || e.state != completed || e.collective_seq_id < 0) continue;
+    if (e.is_p2p || e.state() != completed || e.collective_seq_id < 0) continue;
     if (e.pg_name().id() != last_name) {
       last_name = e.pg_name().id();
       auto named = of_name.find(last_name);
@@ -285,9 +285,9 @@ std::optional<double> busbw_sample(const AlignedGroup& ag, const AtSeq& at, Text
   const FrShape& shape = any->shape();
   if (shape.input_numel <= 0) return std::nullopt;
   const double n = static_cast<double>(std::max<size_t>(ag.info.members.size(), at.size()));
-  if (!memo.any || memo.dtypes != shape.input_dtypes || memo.op != any->profiling_name || memo.n != n) {
-    memo = {shape.input_dtypes, dtype_bytes(shape.input_dtypes), any->profiling_name, n,
-            bus_factor(any->profiling_name, n), true};
+  if (!memo.any || memo.dtypes != shape.input_dtypes || memo.op != any->profiling_name() || memo.n != n) {
+    memo = {shape.input_dtypes, dtype_bytes(shape.input_dtypes), any->profiling_name(), n,
+            bus_factor(any->profiling_name(), n), true};
   }
   const double bytes = static_cast<double>(shape.input_numel) * memo.dtype_bytes;
   return bytes / (fastest_ms * 1e6) * memo.bus_factor;

@@ -102,13 +102,13 @@ const Sym& completed_state() {
 bool timing_on(const FrDump& dump) {
   static const Sym started("started");
   for (const FrEntry& e : dump.entries) {
-    if (e.state == completed_state() || e.state == started) return true;
+    if (e.state() == completed_state() || e.state() == started) return true;
   }
   return false;
 }
 
 bool finished(const FrEntry& e, const FrStatus* st, bool timed) {
-  if (e.state == completed_state()) return true;
+  if (e.state() == completed_state()) return true;
   if (st && !e.is_p2p) return e.collective_seq_id <= st->last_completed;
   return e.retired && !timed;
 }
@@ -132,7 +132,7 @@ struct Scan {
 void scan_entry(const FrEntry& e, bool timed, Scan& s) {
   if (s.g->desc.empty()) s.g->desc = e.pg_desc();  // the first entry's that gives one
   if (e.is_p2p || e.collective_seq_id < 0) return;
-  s.g->op_at.add(e.collective_seq_id, e.profiling_name);
+  s.g->op_at.add(e.collective_seq_id, e.profiling_name());
   s.max_seen = std::max(s.max_seen, e.collective_seq_id);
   if (finished(e, s.st, timed)) {
     s.max_done = std::max(s.max_done, e.collective_seq_id);
@@ -346,7 +346,7 @@ void find_p2p_blockers(const std::map<int, FrDump>& dumps, const std::vector<Ope
     if (open.count({pg, peer, self, !send})) continue;  // its partner's half is posted
     const bool no_dump = !dumps.count(peer);
     const std::string& pg_desc = desc.count(pg) ? desc[pg] : e->pg_desc();
-    const std::string op = partner_op(e->profiling_name);
+    const std::string op = partner_op(e->profiling_name());
     const int waiter[] = {self};
     if (!no_dump && pending.at(peer)) {
       chain[peer].insert(self);

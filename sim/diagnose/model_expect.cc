@@ -54,7 +54,7 @@ std::map<std::pair<std::string, std::string>, Timed> time_instances(const std::m
   for (const auto& [rank, dump] : dumps) {
     std::map<std::string, std::string> key_of;  // pg name -> pg name + members, made once per dump
     for (const FrEntry& e : dump.entries) {
-      if (e.is_p2p || e.state != "completed" || e.collective_seq_id < 0 || !e.duration_ms()) continue;
+      if (e.is_p2p || e.state() != "completed" || e.collective_seq_id < 0 || !e.duration_ms()) continue;
       auto g = dump.groups.find(e.pg_name());
       if (g == dump.groups.end() || g->second.ranks.empty()) continue;
       auto key = key_of.find(e.pg_name());
@@ -76,7 +76,7 @@ std::map<std::pair<std::string, std::string>, Timed> time_instances(const std::m
     t.pg_name = at.e->pg_name();
     t.pg_desc = desc;
     t.op_name = at.e->op_name();
-    t.profiling_name = at.e->profiling_name;
+    t.profiling_name = at.e->profiling_name();
     t.members = at.members;
     t.samples_ms.push_back(at.min_ms);
   }

@@ -63,51 +63,75 @@ using FrGroupId = Interned<FrGroupFacts, FrFactsHash>;
 using FrShapeId = Interned<FrShape, FrFactsHash>;
 using FrCallId = Interned<FrCall, FrFactsHash>;
 
+// What an entry is, beside its numbers: its group, shapes, call, profiling name and
+// state. A job's entries hold few distinct ones, so an entry keeps this tuple's id.
+struct FrEntryFacts {
+  FrGroupId group;
+  FrShapeId shape;
+  FrCallId call;
+  Sym profiling_name;  // "nccl:all_reduce"
+  Sym state;           // scheduled | started | completed
+  friend bool operator==(const FrEntryFacts&, const FrEntryFacts&) = default;
+};
+struct FrEntryFactsHash {
+  size_t operator()(const FrEntryFacts& f) const {
+    const size_t h = hash_mix(hash_mix(hash_mix(0, f.group.id()), f.shape.id()), f.call.id());
+    return hash_mix(hash_mix(h, f.profiling_name.id()), f.state.id());
+  }
+};
+using FrEntryFactsId = Interned<FrEntryFacts, FrEntryFactsHash>;
+
 // One flight-recorder ring entry (PyTorch FlightRecorderDetail.hpp keys), kept as
-// the analysis reads it: 72 bytes. Per-entry numbers are fields; texts are interned
-// (symbol.h), and the facts entries share (group, shapes, frames) are one interned
-// tuple each, read through accessors. The keys nothing reads (record_id, frames past
-// what op_name/site/when/step take) are not kept.
+// the analysis reads it: 56 bytes. Per-entry numbers are fields; what entries share
+// (group, shapes, frames, profiling name, state) is one interned tuple (FrEntryFacts),
+// its parts interned tuples and symbols (symbol.h) in turn, all read through accessors.
+// The keys nothing reads (record_id, frames past what op_name/site/when/step take)
+// are not kept.
 struct FrEntry {
   int64_t collective_seq_id = -1;
   int64_t p2p_seq_id = -1;
   int64_t time_created_ns = 0;
   int64_t time_discovered_started_ns = 0;    // 0 when not discovered (or null)
   int64_t time_discovered_completed_ns = 0;  // 0 when not discovered (or null)
-  Sym profiling_name;  // "nccl:all_reduce"
-  Sym state;           // scheduled | started | completed
 
-  const Sym& pg_id() const { return group_->pg_id; }
-  const Sym& pg_name() const { return group_->pg_name; }
-  const Sym& pg_desc() const { return group_->pg_desc; }
-  int64_t timeout_ms() const { return group_->timeout_ms; }
-  const Sym& input_sizes() const { return shape_->input_sizes; }
-  const Sym& output_sizes() const { return shape_->output_sizes; }
-  const Sym& input_dtypes() const { return shape_->input_dtypes; }
-  const Sym& output_dtypes() const { return shape_->output_dtypes; }
-  int64_t input_numel() const { return shape_->input_numel; }
-  const Sym& op_name() const { return call_->op_name; }
-  const Sym& site() const { return call_->site; }
-  const Sym& when() const { return call_->when; }
-  int64_t step() const { return call_->step; }
+  const Sym& profiling_name() const { return facts_->profiling_name; }  // "nccl:all_reduce"
+  const Sym& state() const { return facts_->state; }  // scheduled | started | completed
+  const Sym& pg_id() const { return group().pg_id; }
+  const Sym& pg_name() const { return group().pg_name; }
+  const Sym& pg_desc() const { return group().pg_desc; }
+  int64_t timeout_ms() const { return group().timeout_ms; }
+  const Sym& input_sizes() const { return shape().input_sizes; }
+  const Sym& output_sizes() const { return shape().output_sizes; }
+  const Sym& input_dtypes() const { return shape().input_dtypes; }
+  const Sym& output_dtypes() const { return shape().output_dtypes; }
+  int64_t input_numel() const { return shape().input_numel; }
+  const Sym& op_name() const { return call().op_name; }
+  const Sym& site() const { return call().site; }
+  const Sym& when() const { return call().when; }
+  int64_t step() const { return call().step; }
   std::optional<double> duration_ms() const {
     return has_duration_ ? std::optional<double>(duration_ms_) : std::nullopt;
   }
 
-  const FrGroupFacts& group() const { return group_.get(); }
-  const FrShape& shape() const { return shape_.get(); }
-  const FrCall& call() const { return call_.get(); }
-  void set_group(FrGroupId g) { group_ = g; }
-  void set_shape(FrShapeId s) { shape_ = s; }
-  void set_call(FrCallId c) { call_ = c; }
-  void set_group(const FrGroupFacts& g) { group_ = FrGroupId(g); }
-  void set_shape(const FrShape& s) { shape_ = FrShapeId(s); }
-  void set_call(const FrCall& c) { call_ = FrCallId(c); }
+  const FrEntryFacts& facts() const { return facts_.get(); }
+  const FrGroupFacts& group() const { return facts_->group.get(); }
+  const FrShape& shape() const { return facts_->shape.get(); }
+  const FrCall& call() const { return facts_->call.get(); }
+  void set_facts(FrEntryFactsId f) { facts_ = f; }
+  void set_facts(const FrEntryFacts& f) { facts_ = FrEntryFactsId(f); }
   void set_duration_ms(std::optional<double> ms) {
     has_duration_ = ms.has_value();
     duration_ms_ = ms.value_or(0);
   }
   // One fact changed, the rest kept (tests and the simulator's own dumps build entries so).
+  void set_profiling_name(Sym name) { change([&](FrEntryFacts& f) { f.profiling_name = name; }); }
+  void set_state(Sym state) { change([&](FrEntryFacts& f) { f.state = state; }); }
+  void set_group(FrGroupId g) { change([&](FrEntryFacts& f) { f.group = g; }); }
+  void set_shape(FrShapeId s) { change([&](FrEntryFacts& f) { f.shape = s; }); }
+  void set_call(FrCallId c) { change([&](FrEntryFacts& f) { f.call = c; }); }
+  void set_group(const FrGroupFacts& g) { set_group(FrGroupId(g)); }
+  void set_shape(const FrShape& s) { set_shape(FrShapeId(s)); }
+  void set_call(const FrCall& c) { set_call(FrCallId(c)); }
   void set_pg(Sym id, Sym name, Sym desc = Sym()) {
     FrGroupFacts g = group();
     g.pg_id = id;
@@ -125,16 +149,22 @@ struct FrEntry {
   }
 
  private:
+  template <class Change>
+  void change(Change&& edit) {
+    FrEntryFacts f = facts();
+    edit(f);
+    set_facts(f);
+  }
+
   double duration_ms_ = 0;
-  FrGroupId group_;
-  FrShapeId shape_;
-  FrCallId call_;
+  FrEntryFactsId facts_;
   bool has_duration_ = false;
 
- public:  // after the private fields, so the struct packs into 72 bytes
+ public:  // after the private fields, so the struct packs into 56 bytes
   bool is_p2p = false;
   bool retired = false;
 };
+static_assert(sizeof(FrEntry) == 56, "an entry's size is the diagnosis's memory at scale (docs/performance.md)");
 
 // A process group as one rank sees it: pg_config[name] plus its pg_status.
 struct FrGroup {

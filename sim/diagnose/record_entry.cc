@@ -356,19 +356,21 @@ FrEntry parse_entry(const EntrySlots& e, DumpReader& rd, size_t index) {
   out.collective_seq_id = seq(kKeyCollectiveSeqId);
   out.p2p_seq_id = seq(kKeyP2pSeqId);
   out.is_p2p = slot_bool(e, kKeyIsP2p);
-  out.profiling_name = slot_sym(e, kKeyProfilingName, rd);
+  FrEntryFacts facts;
+  facts.profiling_name = slot_sym(e, kKeyProfilingName, rd);
   out.time_created_ns = field_int(kKeyTimeCreated, 0);
   out.time_discovered_started_ns = field_int(kKeyTimeStarted, 0);
   out.time_discovered_completed_ns = field_int(kKeyTimeCompleted, 0);
   const SlotValue dur = e.find(kKeyDuration);
   if (dur && dur.is_number()) out.set_duration_ms(dur.get_double());
   thread_local ShapeCache json_shapes;  // the SAX pass's values are gone after the entry: copies, kept per thread
-  out.set_shape(e.arena ? pickle_shape_of(e, rd) : shape_of(e, json_shapes, false));
-  out.state = slot_sym(e, kKeyState, rd);
+  facts.shape = e.arena ? pickle_shape_of(e, rd) : shape_of(e, json_shapes, false);
+  facts.state = slot_sym(e, kKeyState, rd);
   out.retired = slot_bool(e, kKeyRetired);
   group.timeout_ms = field_int(kKeyTimeoutMs, 0);
-  out.set_group(rd.group_id(group));
-  out.set_call(call_of(e, rd));
+  facts.group = rd.group_id(group);
+  facts.call = call_of(e, rd);
+  out.set_facts(rd.facts_id(facts));
   return out;
 }
 

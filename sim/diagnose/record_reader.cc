@@ -22,9 +22,6 @@
 
 namespace fleetsim::diagnose {
 
-// docs/performance.md counts on this size (16,384 ranks x 2,000 entries).
-static_assert(sizeof(FrEntry) <= 72, "FrEntry grew: recount the memory in docs/performance.md");
-
 namespace {
 
 using nlohmann::json;

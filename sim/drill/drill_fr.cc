@@ -13,8 +13,8 @@ namespace fleetsim::drill {
 namespace {
 
 std::string entry_text(const diagnose::FrEntry& e) {
-  return "seq " + std::to_string(e.collective_seq_id) + " " + e.profiling_name + " in " + e.input_sizes() + " " +
-         e.input_dtypes() + " " + e.state + (e.op_name().empty() ? "" : " (" + e.op_name() + ")");
+  return "seq " + std::to_string(e.collective_seq_id) + " " + e.profiling_name() + " in " + e.input_sizes() + " " +
+         e.input_dtypes() + " " + e.state() + (e.op_name().empty() ? "" : " (" + e.op_name() + ")");
 }
 
 // One rank's row: each group's pg_status, newest collective and newest p2p entry
@@ -36,8 +36,8 @@ std::string fr_row(const diagnose::FrDump& d) {
                        std::to_string(st.last_completed) + (last ? "; newest: " + entry_text(*last) : "") + "\n";
     if (last_p2p) {
       const diagnose::FrEntry& e = *last_p2p;
-      text += "    newest p2p: p2p_seq " + std::to_string(e.p2p_seq_id) + " " + e.profiling_name + " in " +
-              e.input_sizes() + " " + e.input_dtypes() + " " + e.state +
+      text += "    newest p2p: p2p_seq " + std::to_string(e.p2p_seq_id) + " " + e.profiling_name() + " in " +
+              e.input_sizes() + " " + e.input_dtypes() + " " + e.state() +
               (e.op_name().empty() ? "" : " (" + e.op_name() + ")") +
               "\n";
     }

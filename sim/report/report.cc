@@ -65,9 +65,9 @@ int most_often_slowest(const std::vector<diagnose::StepRow>& rows) {
 }
 
 std::string describe_entry(const diagnose::FrEntry& e) {
-  std::string s = e.profiling_name;
+  std::string s = e.profiling_name();
   if (!e.op_name().empty()) s += " '" + e.op_name() + "'";
-  s += " in " + e.input_sizes() + ", " + e.state;
+  s += " in " + e.input_sizes() + ", " + e.state();
   return s;
 }
 

@@ -117,15 +117,15 @@ Record pair_record(const std::string& when) {
     FrEntry done;
     done.set_group(FrGroupFacts{Sym(), "1", "tp", 60'000});
     done.collective_seq_id = 1;
-    done.profiling_name = "nccl:broadcast";
+    done.set_profiling_name("nccl:broadcast");
     done.set_shape(FrShape{"[[4]]", "[[4]]", Sym(), Sym(), 0});
-    done.state = "completed";
+    done.set_state("completed");
     done.time_created_ns = 1'000'000'000;
     dump.entries.push_back(done);
     if (r == 1) {
       FrEntry pending = done;
       pending.collective_seq_id = 2;
-      pending.state = "scheduled";
+      pending.set_state("scheduled");
       pending.time_created_ns = 2'000'000'000;
       pending.set_call(FrCall{"batch_broadcast", Sym(), Sym(when), -1});
       dump.entries.push_back(pending);

@@ -17,8 +17,8 @@ FrEntry completed(int64_t seq, int64_t started_ns) {
   FrEntry e;
   e.set_pg(Sym("0"), Sym("default_pg"));
   e.collective_seq_id = seq;
-  e.profiling_name = "nccl:all_reduce";
-  e.state = "completed";
+  e.set_profiling_name("nccl:all_reduce");
+  e.set_state("completed");
   e.time_discovered_started_ns = started_ns;
   e.set_shape(FrShape{"[[8]]", "[[8]]", "[\"Float\"]", "[\"Float\"]", 0});
   return e;

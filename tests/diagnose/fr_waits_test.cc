@@ -70,8 +70,8 @@ FrEntry pending_entry(const std::string& pg, int64_t seq, const std::string& nam
   FrEntry e;
   e.set_pg(Sym(pg), Sym(pg));
   e.collective_seq_id = seq;
-  e.profiling_name = name;
-  e.state = "scheduled";
+  e.set_profiling_name(Sym(name));
+  e.set_state("scheduled");
   e.set_shape(FrShape{"[[8]]", "[[8]]", "[\"Float\"]", "[\"Float\"]", 0});
   return e;
 }
@@ -109,7 +109,7 @@ TEST(FrWaits, TheWaitedOpIsTheFirstMembersEvenFarFromTheOtherSeqs) {
       d.groups["0"] = FrGroup{"0", "default_pg", {0, 1, 2}};
       d.status["0"] = FrStatus{waited, -1, waited - 1};
       FrEntry done = pending_entry("0", r == 0 ? 10 : 5, "nccl:all_reduce");  // rank 1's lies below rank 0's
-      done.state = "completed";
+      done.set_state("completed");
       d.entries.push_back(done);
       d.entries.push_back(pending_entry("0", waited, r == 0 ? "nccl:all_reduce" : "nccl:broadcast"));
     }
@@ -158,8 +158,8 @@ TEST(FrWaits, SendWhosePeerNeverPostedTheRecv) {
   send.set_pg("7", "7");
   send.is_p2p = true;
   send.p2p_seq_id = 1234;
-  send.state = "scheduled";
-  send.profiling_name = "nccl:send 0->1";
+  send.set_state("scheduled");
+  send.set_profiling_name("nccl:send 0->1");
   dumps[4].entries.push_back(send);
   const WaitGraph w = build_wait_graph(dumps);
   ASSERT_EQ(w.roots.size(), 1u);
@@ -174,7 +174,7 @@ TEST(FrWaits, SendWhosePeerNeverPostedTheRecv) {
   EXPECT_EQ(d.p2p_seq_id, 1234);
   // Once rank 5 posts its recv, nobody waits on anybody.
   FrEntry recv = send;
-  recv.profiling_name = "nccl:recv 1<-0";
+  recv.set_profiling_name("nccl:recv 1<-0");
   dumps[5].entries.push_back(recv);
   EXPECT_TRUE(build_wait_graph(dumps).roots.empty());
 }
@@ -247,8 +247,8 @@ TEST(FrWaits, ThousandsOfRanksAndP2pEntries) {
       e.set_pg(Sym(pp_name), Sym(pp_name));
       e.is_p2p = true;
       e.p2p_seq_id = k + 1;
-      e.state = "completed";
-      e.profiling_name = r % 2 == 0 ? "nccl:send 0->1" : "nccl:recv 1<-0";
+      e.set_state("completed");
+      e.set_profiling_name(r % 2 == 0 ? "nccl:send 0->1" : "nccl:recv 1<-0");
       d.entries.push_back(e);
     }
     if (r == 77) {
