@@ -97,7 +97,11 @@ class Interned {
   Interned() = default;
   explicit Interned(const T& value) : id_(intern(value)) {}
 
-  const T& get() const { return pool().at(id_); }
+  const T& get() const {
+    const T* chunk = chunks_[id_ >> kChunkBits].load(std::memory_order_acquire);
+    if (!chunk) [[unlikely]] return pool().at(id_);  // nothing interned yet: the pool makes id 0's chunk
+    return chunk[id_ & (kChunk - 1)];
+  }
   const T* operator->() const { return &get(); }
   uint32_t id() const { return id_; }
   friend bool operator==(Interned a, Interned b) { return a.id_ == b.id_; }
@@ -107,20 +111,24 @@ class Interned {
   static constexpr size_t kChunk = size_t{1} << kChunkBits;
   static constexpr size_t kMaxChunks = size_t{1} << 14;
 
+  // The values by id, a chunk of kChunk at a time. Constant-initialized, so that get()
+  // reads it without the guard a function's static needs (it runs for every fact an
+  // analysis reads of every entry).
+  static constinit inline std::array<std::atomic<T*>, kMaxChunks> chunks_{};
+
   struct Pool {
     std::mutex mu;
     std::unordered_map<T, uint32_t, Hash> index;
-    std::array<std::atomic<T*>, kMaxChunks> chunks{};
     uint32_t count = 0;
 
     Pool() { add(T{}); }
     uint32_t add(const T& value) {  // mu held (or construction)
       const uint32_t id = count;
       FLEETSIM_CHECK(id / kChunk < kMaxChunks);
-      T* chunk = chunks[id / kChunk].load(std::memory_order_relaxed);
+      T* chunk = chunks_[id / kChunk].load(std::memory_order_relaxed);
       if (!chunk) {
         chunk = new T[kChunk];  // never freed: values live as long as the process
-        chunks[id / kChunk].store(chunk, std::memory_order_release);
+        chunks_[id / kChunk].store(chunk, std::memory_order_release);
       }
       chunk[id % kChunk] = value;
       index.emplace(value, id);
@@ -128,7 +136,7 @@ class Interned {
       return id;
     }
     const T& at(uint32_t id) const {
-      return chunks[id >> kChunkBits].load(std::memory_order_acquire)[id & (kChunk - 1)];
+      return chunks_[id >> kChunkBits].load(std::memory_order_acquire)[id & (kChunk - 1)];
     }
   };
 
