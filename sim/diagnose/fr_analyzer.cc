@@ -42,9 +42,7 @@ std::string sizes_key(const FrEntry& e) {
 
 // A lane's entry at seq, or null.
 const FrEntry* entry_at(const Lane& lane, int64_t seq) {
-  auto it = std::lower_bound(lane.by_seq.begin(), lane.by_seq.end(), seq,
-                             [](const FrEntry* e, int64_t s) { return e->collective_seq_id < s; });
-  return it == lane.by_seq.end() || (*it)->collective_seq_id != seq ? nullptr : *it;
+  return lane.by_seq.find(seq);
 }
 
 // The entry of a lane at seq, or a class marker; nullopt when the lane cannot say.
@@ -158,17 +156,18 @@ class LaneCursors {
   // lanes' map nodes (one more cache miss a lane a seq, thousands of lanes a group).
   explicit LaneCursors(const GroupView& v) {
     for (const auto& [r, lane] : v.lanes)
-      cursors_.push_back({lane.by_seq.data(), lane.by_seq.size(), 0, lane.max_known, lane.has_dump});
+      cursors_.push_back({lane.by_seq.base(), lane.by_seq.places(), lane.by_seq.size(), 0, lane.max_known,
+                          lane.has_dump});
   }
   // Moves every cursor to `seq`; seqs must come in ascending order. Notes on the way
   // whether every entry at the seq names its op (frames[0].name).
   void advance(int64_t seq) {
     all_named_ = true;
     for (Cursor& c : cursors_) {
-      while (c.pos < c.count && c.held[c.pos]->collective_seq_id < seq) ++c.pos;
-      c.at = c.pos < c.count && c.held[c.pos]->collective_seq_id == seq ? c.held[c.pos] : nullptr;
+      while (c.pos < c.count && c.first[c.held[c.pos]].collective_seq_id < seq) ++c.pos;
+      c.at = c.pos < c.count && c.first[c.held[c.pos]].collective_seq_id == seq ? c.first + c.held[c.pos] : nullptr;
       if (!c.at) continue;
-      if (c.pos + 1 < c.count) prefetch_entry(c.held[c.pos + 1]);  // read at the next seq, after every other lane
+      if (c.pos + 1 < c.count) prefetch_entry(c.first + c.held[c.pos + 1]);  // read at the next seq, after every other lane
       c.call = &c.at->call();
       if (c.call->op_name.empty()) all_named_ = false;
     }
@@ -183,7 +182,8 @@ class LaneCursors {
 
  private:
   struct Cursor {
-    const FrEntry* const* held;  // the lane's by_seq
+    const FrEntry* first;  // the lane's dump's entries
+    const uint32_t* held;  // the lane's by_seq: places among them
     size_t count;
     size_t pos;
     int64_t max_known;

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/diagnose/entry_run.h"
 #include "sim/diagnose/record.h"
 
 namespace fleetsim::diagnose {
@@ -175,13 +176,10 @@ class HealthyModel;  // diagnose.h
 // dumps) the check is not made.
 ModelCheck check_against_model(const Record& rec, const HealthyModel* model);
 
-// Sorts one member's entries of one group by collective_seq_id and keeps one per seq,
-// the last in the given (dump) order; the vector holds no slack after.
-void keep_last_by_seq(std::vector<const FrEntry*>& entries);
-// Marks the seqs of `run` (entries one a seq, ascending, as keep_last_by_seq leaves
-// them) in `seen`, a flag per seq from `lo`: a run of consecutive seqs as one range,
-// without reading its entries.
-void mark_seqs(const std::vector<const FrEntry*>& run, int64_t lo, std::vector<uint8_t>& seen);
+// Marks the seqs of `run` (entries one a seq, ascending, as EntryRun::keep_last_by_seq
+// leaves them) in `seen`, a flag per seq from `lo`: a run of consecutive seqs as one
+// range, without reading its entries.
+void mark_seqs(const EntryRun& run, int64_t lo, std::vector<uint8_t>& seen);
 // The seqs `seen` flags (from `lo`), ascending.
 std::vector<int64_t> marked_seqs(const std::vector<uint8_t>& seen, int64_t lo);
 

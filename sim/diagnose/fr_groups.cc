@@ -61,25 +61,32 @@ std::vector<std::string> group_names_before_entries(const FrDump& dump, bool* en
   return std::vector<std::string>(names.begin(), names.end());
 }
 
-void keep_last_by_seq(std::vector<const FrEntry*>& entries) {
-  const auto out_of_step = [](const FrEntry* a, const FrEntry* b) { return a->collective_seq_id >= b->collective_seq_id; };
-  if (std::adjacent_find(entries.begin(), entries.end(), out_of_step) == entries.end()) {
-    entries.shrink_to_fit();  // the common case: one entry a seq, ascending; no sort, no buffer
-    return;
-  }
-  std::stable_sort(entries.begin(), entries.end(), [](const FrEntry* a, const FrEntry* b) {
-    return a->collective_seq_id < b->collective_seq_id;
-  });  // a ring holds them in order already
-  size_t kept = 0;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    if (i + 1 < entries.size() && entries[i + 1]->collective_seq_id == entries[i]->collective_seq_id) continue;
-    entries[kept++] = entries[i];
-  }
-  entries.resize(kept);
-  entries.shrink_to_fit();
+const FrEntry* EntryRun::find(int64_t seq) const {
+  const FrEntry* first = base_;
+  auto it = std::lower_bound(at_.begin(), at_.end(), seq,
+                             [first](uint32_t at, int64_t s) { return first[at].collective_seq_id < s; });
+  return it == at_.end() || first[*it].collective_seq_id != seq ? nullptr : first + *it;
 }
 
-void mark_seqs(const std::vector<const FrEntry*>& run, int64_t lo, std::vector<uint8_t>& seen) {
+void EntryRun::keep_last_by_seq() {
+  const FrEntry* first = base_;
+  const auto seq = [first](uint32_t at) { return first[at].collective_seq_id; };
+  const auto out_of_step = [&](uint32_t a, uint32_t b) { return seq(a) >= seq(b); };
+  if (std::adjacent_find(at_.begin(), at_.end(), out_of_step) == at_.end()) {
+    at_.shrink_to_fit();  // the common case: one entry a seq, ascending; no sort, no buffer
+    return;
+  }
+  std::stable_sort(at_.begin(), at_.end(), [&](uint32_t a, uint32_t b) { return seq(a) < seq(b); });
+  size_t kept = 0;
+  for (size_t i = 0; i < at_.size(); ++i) {
+    if (i + 1 < at_.size() && seq(at_[i + 1]) == seq(at_[i])) continue;
+    at_[kept++] = at_[i];
+  }
+  at_.resize(kept);
+  at_.shrink_to_fit();
+}
+
+void mark_seqs(const EntryRun& run, int64_t lo, std::vector<uint8_t>& seen) {
   if (run.empty()) return;
   const int64_t first = run.front()->collective_seq_id, last = run.back()->collective_seq_id;
   if (static_cast<uint64_t>(last - first) + 1 == run.size()) {  // one a seq, ascending: consecutive

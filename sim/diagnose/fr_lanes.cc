@@ -56,9 +56,9 @@ void fill_lanes(const FrDump& dump, std::vector<std::pair<Sym, DumpPart>>& parts
     if (!last) continue;
     if (!group.pg_desc.empty()) last->entry_desc = group.pg_desc;
     if (e.is_p2p || e.collective_seq_id < 0) continue;
-    std::vector<const FrEntry*>& by_seq = last->lane->by_seq;
+    EntryRun& by_seq = last->lane->by_seq;
     if (!by_seq.empty() && by_seq.back()->collective_seq_id >= e.collective_seq_id) last->ascending = false;
-    by_seq.push_back(&e);
+    by_seq.push_back(dump.entries.data(), &e);
     last->lane->max_known = std::max(last->lane->max_known, e.collective_seq_id);
   }
   for (auto& [n, part] : parts) {
@@ -67,7 +67,7 @@ void fill_lanes(const FrDump& dump, std::vector<std::pair<Sym, DumpPart>>& parts
     if (part.ascending) {
       lane.by_seq.shrink_to_fit();  // one entry a seq already: keep_last_by_seq would only check it
     } else {
-      keep_last_by_seq(lane.by_seq);
+      lane.by_seq.keep_last_by_seq();
     }
     auto st = dump.status.find(n.str());
     if (st != dump.status.end()) lane.max_known = std::max(lane.max_known, st->second.last_enqueued);

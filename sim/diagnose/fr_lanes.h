@@ -1,6 +1,6 @@
 // The divergence search's lanes (fr_analyzer.cc): each process group instance by
-// (name, members), each member's collective entries in it as a seq-sorted vector of
-// pointers, filed in one pass over each dump, and the seqs the members hold.
+// (name, members), each member's collective entries in it in seq order (an EntryRun),
+// filed in one pass over each dump, and the seqs the members hold.
 #pragma once
 
 #include <cstddef>
@@ -9,16 +9,17 @@
 #include <string>
 #include <vector>
 
+#include "sim/diagnose/entry_run.h"
 #include "sim/diagnose/record.h"
 
 namespace fleetsim::diagnose::fr_detail {
 
-// One member's view of one group. Its entries are pointers sorted by collective_seq_id,
-// one per seq (the last in dump order wins): 8 bytes an entry, where a map node per
+// One member's view of one group. Its entries sorted by collective_seq_id, one per seq
+// (the last in dump order wins): 4 bytes an entry (entry_run.h), where a map node per
 // entry cost 48 (at 16,384 ranks, 1.5 GB of the diagnose's peak).
 struct Lane {
   bool has_dump = false;
-  std::vector<const FrEntry*> by_seq;
+  EntryRun by_seq;
   int64_t max_known = -1;  // highest seq it enqueued (entries or pg_status)
 };
 

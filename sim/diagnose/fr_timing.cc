@@ -28,9 +28,9 @@ struct GroupInfo {
 struct RankRun {
   int rank = 0;
   uint32_t index = 0;
-  std::vector<const FrEntry*> at;
+  EntryRun at;
 };
-// One group instance's completed collectives, members in rank order: 8 bytes an entry
+// One group instance's completed collectives, members in rank order: 4 bytes an entry
 // (a (seq, rank, entry) row each, with growth slack, was about 27 at 1,024 ranks), and
 // its distinct seqs ascending when they are dense (nullopt: the runs are merged in a heap).
 struct AlignedGroup {
@@ -80,7 +80,7 @@ void file_dump(int rank, uint32_t index, const FrDump& dump,
   std::unordered_map<uint32_t, RunPlace> of_name;
   uint32_t last_name = UINT32_MAX;
   RunPlace* place = nullptr;
-  std::vector<const FrEntry*>* at = nullptr;
+  EntryRun* at = nullptr;
   for (const FrEntry& e : dump.entries) {
     if (e.is_p2p || e.state() != completed || e.collective_seq_id < 0) continue;
     if (e.pg_name().id() != last_name) {
@@ -101,17 +101,17 @@ void file_dump(int rank, uint32_t index, const FrDump& dump,
       at = &out[place->group].runs[place->run].at;
     }
     if (!at->empty() && at->back()->collective_seq_id >= e.collective_seq_id) place->ascending = false;
-    at->push_back(&e);
+    at->push_back(dump.entries.data(), &e);
   }
   for (auto& [name, p] : of_name) {
     AlignedGroup& ag = out[p.group];
-    std::vector<const FrEntry*>& run = ag.runs[p.run].at;
+    EntryRun& run = ag.runs[p.run].at;
     const FrEntry& last = *run.back();  // the group's description: its last entry's, as filed
     ag.info.desc = last.pg_desc().empty() && p.config ? p.config->desc : last.pg_desc().str();
     if (p.ascending) {
       run.shrink_to_fit();  // one entry a seq already (keep_last_by_seq would only check it)
     } else {
-      keep_last_by_seq(run);
+      run.keep_last_by_seq();
     }
   }
 }
@@ -151,7 +151,7 @@ void for_each_seq(const AlignedGroup& ag, F&& f) {
     for (const int64_t seq : *ag.seqs) {
       run.clear();
       for (size_t i = 0; i < ag.runs.size(); ++i) {
-        const std::vector<const FrEntry*>& at = ag.runs[i].at;
+        const EntryRun& at = ag.runs[i].at;
         if (cursor[i] < at.size() && at[cursor[i]]->collective_seq_id == seq) {
           run.emplace_back(ag.runs[i].index, at[cursor[i]++]);
           if (cursor[i] < at.size()) prefetch_entry(at[cursor[i]]);  // read at a later seq
@@ -173,7 +173,7 @@ void for_each_seq(const AlignedGroup& ag, F&& f) {
     while (!heads.empty() && heads.top().first == seq) {
       const size_t i = heads.top().second;
       heads.pop();
-      const std::vector<const FrEntry*>& at = ag.runs[i].at;
+      const EntryRun& at = ag.runs[i].at;
       run.emplace_back(ag.runs[i].index, at[pos[i]]);
       if (++pos[i] < at.size()) heads.emplace(at[pos[i]]->collective_seq_id, i);
     }

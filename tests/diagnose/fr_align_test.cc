@@ -27,14 +27,20 @@ FrEntry completed(int64_t seq, int64_t started_ns) {
 TEST(FrAlign, KeepLastBySeqSortsAndKeepsTheLaterOfEachSeq) {
   std::vector<FrEntry> held = {completed(3, 30), completed(1, 10), completed(3, 31), completed(2, 20),
                                completed(1, 11), completed(1, 12)};
-  std::vector<const FrEntry*> at;
-  for (const FrEntry& e : held) at.push_back(&e);
-  keep_last_by_seq(at);
+  EntryRun at;
+  for (const FrEntry& e : held) at.push_back(held.data(), &e);
+  at.keep_last_by_seq();
   ASSERT_EQ(at.size(), 3u);
   EXPECT_EQ(at[0], &held[5]);  // seq 1: the last of three
   EXPECT_EQ(at[1], &held[3]);
   EXPECT_EQ(at[2], &held[2]);  // seq 3: the later of two
   EXPECT_EQ(at.capacity(), at.size());
+  EXPECT_EQ(at.find(3), &held[2]);
+  EXPECT_EQ(at.find(1), &held[5]);
+  EXPECT_EQ(at.find(0), nullptr);
+  EXPECT_EQ(at.find(4), nullptr);
+  std::vector<const FrEntry*> walked(at.begin(), at.end());
+  EXPECT_EQ(walked, (std::vector<const FrEntry*>{&held[5], &held[3], &held[2]}));
 }
 
 // Rank 2 starts seqs 1 to 4 two milliseconds after the others. Its dump lists them
