@@ -167,7 +167,8 @@ class LaneCursors {
       while (c.pos < c.count && c.first[c.held[c.pos]].collective_seq_id < seq) ++c.pos;
       c.at = c.pos < c.count && c.first[c.held[c.pos]].collective_seq_id == seq ? c.first + c.held[c.pos] : nullptr;
       if (!c.at) continue;
-      if (c.pos + 1 < c.count) prefetch_entry(c.first + c.held[c.pos + 1]);  // read at the next seq, after every other lane
+      // Read at the next seq, after every other lane.
+      if (c.pos + 1 < c.count) prefetch_entry(c.first + c.held[c.pos + 1]);
       c.call = &c.at->call();
       if (c.call->op_name.empty()) all_named_ = false;
     }
