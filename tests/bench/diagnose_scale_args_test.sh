@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# scripts/diagnose-scale.sh refuses bad arguments with a located "error:" line and exit 2,
+# before it makes dumps or measures anything; --help exits 0. Usage: diagnose_scale_args_test.sh SOURCE_DIR
+set -uo pipefail
+script="$1/scripts/diagnose-scale.sh"
+fail=0
+check() {  # check EXPECTED_RC WHAT_STDERR_NAMES ARGS...
+  local want="$1" names="$2"; shift 2
+  local err rc
+  err=$("$script" "$@" 2>&1 >/dev/null); rc=$?
+  if [ "$rc" -ne "$want" ] || ! grep -qF -- "$names" <<<"$err"; then
+    echo "FAIL: diagnose-scale.sh $* -> exit $rc (want $want), stderr: $err"
+    fail=1
+  fi
+}
+check 2 "diagnose-scale.sh: error: --format: 'xml' is not pickle or json" --format xml
+check 2 "--ranks: '12a' is not a positive rank count" --ranks 12a
+check 2 "--ranks: '0' is not" --ranks 0
+check 2 "--runs: '0' is not a positive count" --runs 0
+check 2 "--ranks needs a value" --ranks
+check 2 "unknown argument '--threads'" --threads 4
+check 2 "--build: no fleetsim in '/nonexistent-fleetsim'" --build /nonexistent-fleetsim
+out=$("$script" --help) || { echo "FAIL: --help exited $?"; fail=1; }
+grep -q "^Usage: scripts/diagnose-scale.sh" <<<"$out" || { echo "FAIL: --help prints no usage"; fail=1; }
+exit "$fail"
