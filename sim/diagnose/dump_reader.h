@@ -145,24 +145,14 @@ struct DumpReader {
     bool is_unsigned = false, used = false;
     Sym sym;
   };
-  struct GroupMemo {
-    FrGroupFacts facts;
-    FrGroupId id;
-    bool used = false;
-  };
-  struct FactsMemo {
-    FrEntryFacts facts;
-    FrEntryFactsId id;
-    bool used = false;
-  };
 
   const std::string* text;
   const std::string& file;
   std::optional<Diagnostic> error;
   NodeCaches nodes;
   std::array<IntSym, 16> int_syms{};
-  std::array<GroupMemo, 16> groups{};
-  std::array<FactsMemo, 64> facts{};
+  InternMemo<FrGroupFacts, FrFactsHash, 16> groups{};       // an entry's group facts
+  InternMemo<FrEntryFacts, FrEntryFactsHash, 64> facts{};  // an entry's facts, its group's id among them
 
   void fail(const JsonPath& path, const std::string& message) {
     if (error) return;
@@ -248,19 +238,6 @@ struct DumpReader {
     return kept.sym;
   }
 
-  // The group facts' id (FrGroupId), from a few kept by their hash: a dump's entries
-  // name a few groups, found here without the interning's own table.
-  FrGroupId group_id(const FrGroupFacts& g) {
-    GroupMemo& kept = groups[FrFactsHash{}(g) & (groups.size() - 1)];
-    if (!kept.used || !(kept.facts == g)) kept = {g, FrGroupId(g), true};
-    return kept.id;
-  }
-  // An entry's facts' id (FrEntryFactsId), the same way: a dump holds few distinct ones.
-  FrEntryFactsId facts_id(const FrEntryFacts& f) {
-    FactsMemo& kept = facts[FrEntryFactsHash{}(f) & (facts.size() - 1)];
-    if (!kept.used || !(kept.facts == f)) kept = {f, FrEntryFactsId(f), true};
-    return kept.id;
-  }
 
   // A JSON value as an error message quotes it: at most ~200 characters.
   static std::string quote_json(const SlotValue& v) { return clip_value(v.dump()); }

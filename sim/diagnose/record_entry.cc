@@ -368,9 +368,9 @@ FrEntry parse_entry(const EntrySlots& e, DumpReader& rd, size_t index) {
   facts.state = slot_sym(e, kKeyState, rd);
   out.retired = slot_bool(e, kKeyRetired);
   group.timeout_ms = field_int(kKeyTimeoutMs, 0);
-  facts.group = rd.group_id(group);
+  facts.group = rd.groups.id(group);
   facts.call = call_of(e, rd);
-  out.set_facts(rd.facts_id(facts));
+  out.set_facts(rd.facts.id(facts));
   return out;
 }
 

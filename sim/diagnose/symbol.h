@@ -162,6 +162,28 @@ class Interned {
   uint32_t id_ = 0;
 };
 
+// An interned value's id from a few kept by their hash (N slots, a power of two): a
+// dump's entries name few distinct tuples, found here without the interning's own table.
+template <class T, class Hash, size_t N>
+class InternMemo {
+  static_assert((N & (N - 1)) == 0, "N must be a power of two");
+
+ public:
+  Interned<T, Hash> id(const T& value) {
+    Slot& kept = slots_[Hash{}(value) & (N - 1)];
+    if (!kept.used || !(kept.value == value)) kept = {value, Interned<T, Hash>(value), true};
+    return kept.id;
+  }
+
+ private:
+  struct Slot {
+    T value;
+    Interned<T, Hash> id;
+    bool used = false;
+  };
+  std::array<Slot, N> slots_{};
+};
+
 // Mixes values into one hash (for Interned's Hash types).
 inline size_t hash_mix(size_t seed, uint64_t v) {
   return seed ^ (std::hash<uint64_t>{}(v) + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
