@@ -3,16 +3,7 @@
 # before it makes dumps or measures anything; --help exits 0. Usage: diagnose_scale_args_test.sh SOURCE_DIR
 set -uo pipefail
 script="$1/scripts/diagnose-scale.sh"
-fail=0
-check() {  # check EXPECTED_RC WHAT_STDERR_NAMES ARGS...
-  local want="$1" names="$2"; shift 2
-  local err rc
-  err=$("$script" "$@" 2>&1 >/dev/null); rc=$?
-  if [ "$rc" -ne "$want" ] || ! grep -qF -- "$names" <<<"$err"; then
-    echo "FAIL: diagnose-scale.sh $* -> exit $rc (want $want), stderr: $err"
-    fail=1
-  fi
-}
+source "$(dirname "$0")/args_check.sh"
 check 2 "diagnose-scale.sh: error: --format: 'xml' is not pickle or json" --format xml
 check 2 "--ranks: '12a' is not a positive rank count" --ranks 12a
 check 2 "--ranks: '0' is not" --ranks 0

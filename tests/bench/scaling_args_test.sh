@@ -3,16 +3,7 @@
 # before it builds or measures anything; --help exits 0. Usage: scaling_args_test.sh SOURCE_DIR
 set -uo pipefail
 script="$1/scripts/scaling.sh"
-fail=0
-check() {  # check EXPECTED_RC WHAT_STDERR_NAMES ARGS...
-  local want="$1" names="$2"; shift 2
-  local err rc
-  err=$("$script" "$@" 2>&1 >/dev/null); rc=$?
-  if [ "$rc" -ne "$want" ] || ! grep -qF -- "$names" <<<"$err"; then
-    echo "FAIL: scaling.sh $* -> exit $rc (want $want), stderr: $err"
-    fail=1
-  fi
-}
+source "$(dirname "$0")/args_check.sh"
 check 2 "--ranks: '12x' is not a positive multiple of 8" --ranks 1024,12x
 check 2 "--ranks: '1020' is not a positive multiple of 8" --ranks 1020
 check 2 "--ranks: '0' is not" --ranks 0
