@@ -127,6 +127,8 @@ struct NodeCaches {
   // Shapes by the print of their four slots (pickle_shape_of): found without a walk to
   // hash and another to compare.
   PrintTable<FrShapeId> shapes_by_print;
+  // Shapes by the print the simdjson reader made of their slots (DeferredShape, dump_sax.h).
+  PrintTable<FrShapeId> shapes_by_parse_print;
   std::array<uint64_t, 256> shape_print;  // the shape print being made (a longer one is not printed)
   std::vector<uint64_t> print, by_node;  // the prints being made (no allocation per entry)
 };

@@ -12,6 +12,7 @@ void EntrySlots::clear() {
     if (present[i] && !arena) value[i] = json();
     present[i] = false;
   }
+  deferred = nullptr;
 }
 
 void EntrySlots::from_object(json&& object, EntrySlots& out) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -83,15 +84,34 @@ inline EntryKey entry_key(std::string_view key) {
   return k != kEntryKeyCount && same_text(kEntryKeyNames[k], key) ? k : kEntryKeyCount;
 }
 
+// An entry's four shape slots (input_sizes, output_sizes, input_dtypes, output_dtypes)
+// as the simdjson reader (dump_simd.h) leaves them: not yet arena nodes, but a print of
+// their content (equal prints, equal values: types, numbers by their bits, strings by
+// their node, lists by their items; an absent slot by a word of its own). Most entries
+// of a dump repeat a few shapes, so the record reader finds the shape by the print and
+// asks for the nodes (make) only for a print new to the dump.
+class DeferredShape {
+ public:
+  std::span<const uint64_t> print;
+  // Makes the four slots' nodes in the entry's arena and sets them present, as the
+  // reader would have; the entry's `deferred` is then null.
+  virtual void make() const = 0;
+
+ protected:
+  ~DeferredShape() = default;
+};
+
 // One entry's values by key; `present` tells an absent key from a null one. The SAX
 // pass builds each value into `value`; the pickle reader leaves its values in its
 // arena (`arena` set) and names each by its node, so nothing is copied out, and the
-// simdjson reader (dump_simd.h) builds its values as nodes of such an arena.
+// simdjson reader (dump_simd.h) builds its values as nodes of such an arena, but for
+// the shape slots, which it may leave `deferred`: absent until deferred->make().
 struct EntrySlots {
   std::array<nlohmann::json, kEntryKeyCount> value;
   std::array<bool, kEntryKeyCount> present{};
   std::array<uint32_t, kEntryKeyCount> node{};
   const pickle_detail::PickleArena* arena = nullptr;  // outlives the whole dump's read
+  const DeferredShape* deferred = nullptr;
 
   SlotValue find(EntryKey k) const {
     if (!present[k]) return {};

@@ -6,6 +6,8 @@
 #include "sim/diagnose/dump_simd.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cstring>
 #include <string_view>
 #include <vector>
@@ -65,6 +67,17 @@ bool has_negative_zero(std::string_view text) {
   return false;
 }
 
+// Where a print (DeferredShape) is written, with room for `end - at` more words.
+struct PrintOut {
+  uint64_t* at;
+  uint64_t* end;
+  bool put(uint64_t word) {
+    if (at == end) return false;
+    *at++ = word;
+    return true;
+  }
+};
+
 // One dump's entry values as nodes (pickle_node.h), kept for the whole read of the dump:
 // the record reader's caches name values by node, as a pickle's. Strings are views into
 // the parser's string buffer, which lives as long (the parser is not reused meanwhile).
@@ -77,6 +90,7 @@ class JsonArena {
     items_.clear();
     strings_.assign(strings_.size(), StringSlot{});
     string_count_ = 0;
+    printed_ = 0;
   }
   // Element `e` as a node and (a container) its subtree; its id. A string or a scalar
   // (most of an entry's values) is made here, inlined in the loops over fields and items.
@@ -91,8 +105,18 @@ class JsonArena {
     std::vector<pickle_detail::Node>().swap(nodes_);
     std::vector<uint32_t>().swap(items_);
   }
-  // Whether the dump holds more values than the bound clear() set (its read then stops making nodes).
-  bool overflowed() const { return overflowed_ || nodes_.size() > max_values_; }
+  // Appends a print of `e` (DeferredShape) to `out`, counting its values as the nodes
+  // add() would make, less the strings (a long one is a node either way; a short one is
+  // in the print, and a node only once its slot is made). False for an object, a print
+  // past out's room, or a value past the bound (overflowed() then says so).
+  bool print(dom::element e, PrintOut& out);
+  // The values printed and not (yet) made as nodes: set back when they are made, or
+  // when a print stops short and its values are made instead.
+  size_t printed() const { return printed_; }
+  void set_printed(size_t count) { printed_ = count; }
+  // Whether the dump holds more values than the bound clear() set (its read then stops
+  // making nodes), counting those printed as the nodes they stand for.
+  bool overflowed() const { return overflowed_ || values() > max_values_; }
   // The nodes so far, read in place; the same object all along (the vectors move as they
   // grow: the pointers are set again after each entry).
   const pickle_detail::PickleArena& view() {
@@ -115,6 +139,8 @@ class JsonArena {
   uint32_t string_node(std::string_view text);
   uint32_t add_container(dom::element e, dom::element_type type);
   uint32_t add_scalar(dom::element e, dom::element_type type);
+  bool print_leaf(dom::element e, dom::element_type type, PrintOut& out);
+  size_t values() const { return nodes_.size() + printed_; }
 
   struct StringSlot {
     std::string_view text;
@@ -128,6 +154,7 @@ class JsonArena {
   std::vector<uint32_t> items_;
   std::vector<StringSlot> strings_;  // open addressing: a power of two of them, at most half used
   size_t string_count_ = 0;
+  size_t printed_ = 0;
   pickle_detail::PickleArena view_;
 };
 
@@ -168,14 +195,18 @@ uint32_t JsonArena::string_node(std::string_view text) {
   return id;
 }
 
-// A container's item count: simdjson's size saturates at 0xFFFFFF.
+// A container's item count: simdjson's size saturates at 0xFFFFFF, and past it the items
+// are counted (out of line: the common case is one compare).
 template <class Container>
-size_t count_of(Container c) {
-  size_t n = c.size();
-  if (n < 0xFFFFFF) return n;
-  n = 0;
+[[gnu::noinline]] size_t count_items(Container c) {
+  size_t n = 0;
   for ([[maybe_unused]] auto item : c) ++n;
   return n;
+}
+template <class Container>
+inline size_t count_of(Container c) {
+  const size_t n = c.size();
+  return n < 0xFFFFFF ? n : count_items(c);
 }
 
 // Each node is made in place in the vector (a node built aside and copied in stalls on
@@ -193,7 +224,7 @@ uint32_t JsonArena::add_container(dom::element e, dom::element_type type) {
     n.first = at;
     n.count = n.room = count;
     for (dom::element item : list) {
-      if (nodes_.size() >= max_values_) {  // a list of millions of values: the SAX pass reads the file
+      if (values() >= max_values_) {  // a list of millions of values: the SAX pass reads the file
         overflowed_ = true;
         return id;
       }
@@ -210,7 +241,7 @@ uint32_t JsonArena::add_container(dom::element e, dom::element_type type) {
   n.first = at;
   n.count = n.room = count;
   for (dom::key_value_pair field : fields) {
-    if (nodes_.size() >= max_values_) {
+    if (values() >= max_values_) {
       overflowed_ = true;
       return id;
     }
@@ -249,6 +280,122 @@ inline uint32_t JsonArena::add_scalar(dom::element e, dom::element_type type) {
   return id;
 }
 
+// The words of a print: a tag in the top byte, then a count, a flag, a string's length
+// or node below it; a number's bits, or a short string's bytes, in the words after it.
+// The word 0 is an absent slot.
+enum PrintTag : uint64_t {
+  kPrintList = 1, kPrintNull, kPrintBool, kPrintNegative, kPrintNonNegative, kPrintFloat, kPrintString, kPrintShortString
+};
+constexpr uint64_t print_word(PrintTag tag, uint64_t low = 0) { return uint64_t{tag} << 56 | low; }
+
+// A value other than a list: a string of up to 16 bytes by its bytes, a longer one by
+// its node (one per distinct text, up to a bound: equal nodes, equal texts), an integer
+// as nlohmann types it (an int64 below 0 signed, any other unsigned: the same bits, the
+// same text) and its bits, a float by its bits; false for an object.
+inline bool JsonArena::print_leaf(dom::element e, dom::element_type type, PrintOut& out) {
+  switch (type) {
+    case dom::element_type::STRING: {
+      const std::string_view text = e.get_string().value_unsafe();
+      if (text.size() > 16) return out.put(print_word(kPrintString, string_node(text)));
+      uint64_t bytes[2] = {0, 0};
+      std::memcpy(bytes, text.data(), text.size());
+      return out.put(print_word(kPrintShortString, text.size())) && out.put(bytes[0]) && out.put(bytes[1]);
+    }
+    case dom::element_type::INT64: {
+      const int64_t v = e.get_int64().value_unsafe();
+      ++printed_;
+      return out.put(print_word(v < 0 ? kPrintNegative : kPrintNonNegative)) && out.put(static_cast<uint64_t>(v));
+    }
+    case dom::element_type::UINT64:
+      ++printed_;
+      return out.put(print_word(kPrintNonNegative)) && out.put(e.get_uint64().value_unsafe());
+    case dom::element_type::DOUBLE:
+      ++printed_;
+      return out.put(print_word(kPrintFloat)) && out.put(std::bit_cast<uint64_t>(e.get_double().value_unsafe()));
+    case dom::element_type::BOOL:
+      ++printed_;
+      return out.put(print_word(kPrintBool, e.get_bool().value_unsafe() ? 1 : 0));
+    case dom::element_type::NULL_VALUE:
+      ++printed_;
+      return out.put(print_word(kPrintNull));
+    case dom::element_type::ARRAY:
+    case dom::element_type::OBJECT: return false;
+  }
+  return false;
+}
+
+// A list by its count and its items (the count as add_container reads it).
+bool JsonArena::print(dom::element e, PrintOut& out) {
+  const dom::element_type type = e.type();
+  if (type != dom::element_type::ARRAY) return print_leaf(e, type, out);
+  const dom::array list = e.get_array().value_unsafe();
+  ++printed_;
+  if (!out.put(print_word(kPrintList, count_of(list)))) return false;
+  for (dom::element item : list) {
+    if (values() >= max_values_) {  // as add_container stops
+      overflowed_ = true;
+      return false;
+    }
+    const dom::element_type item_type = item.type();
+    if (!(item_type == dom::element_type::ARRAY ? print(item, out) : print_leaf(item, item_type, out))) return false;
+  }
+  return true;
+}
+
+// An entry's shape slots as the parse left them (DeferredShape): printed where they can
+// be (lists, strings, numbers, up to 256 words), else made as nodes at once.
+class SimdShape final : public DeferredShape {
+ public:
+  SimdShape(EntrySlots& slots, JsonArena& arena) : slots_(slots), arena_(arena) {}
+
+  static bool is_shape_key(EntryKey k) { return k >= kKeyInputSizes && k <= kKeyOutputDtypes; }
+  void clear() { kept_ = {}; }
+  // The value of shape key `k`; a repeated key's earlier value is made as nodes and
+  // left, as the reader makes every value it meets (the last one wins).
+  void keep(EntryKey k, dom::element value) {
+    const size_t i = k - kKeyInputSizes;
+    if (kept_[i]) (void)arena_.add(value_[i]);
+    value_[i] = value;
+    kept_[i] = true;
+  }
+  // At the entry's end: its print, and the entry's `deferred` set to this; or the
+  // slots made as nodes (a value not printed), or nothing more (past the bound).
+  void print_or_make() {
+    const size_t before = arena_.printed();
+    PrintOut out{words_.data(), words_.data() + words_.size()};
+    for (size_t i = 0; i < kShapeKeys; ++i) {
+      if (kept_[i] ? arena_.print(value_[i], out) : out.put(0)) continue;
+      arena_.set_printed(before);
+      printed_ = 0;
+      if (!arena_.overflowed()) make();
+      return;
+    }
+    printed_ = arena_.printed() - before;
+    print = std::span<const uint64_t>(words_.data(), out.at);
+    slots_.deferred = this;
+  }
+  void make() const override {
+    arena_.set_printed(arena_.printed() - printed_);
+    for (size_t i = 0; i < kShapeKeys; ++i) {
+      if (!kept_[i]) continue;
+      const EntryKey k = static_cast<EntryKey>(kKeyInputSizes + i);
+      slots_.node[k] = arena_.add(value_[i]);
+      slots_.present[k] = true;
+    }
+    slots_.arena = &arena_.view();
+    slots_.deferred = nullptr;
+  }
+
+ private:
+  static constexpr size_t kShapeKeys = kKeyOutputDtypes - kKeyInputSizes + 1;
+  EntrySlots& slots_;
+  JsonArena& arena_;
+  std::array<dom::element, kShapeKeys> value_;
+  std::array<bool, kShapeKeys> kept_{};
+  size_t printed_ = 0;
+  std::array<uint64_t, 256> words_;
+};
+
 // A parser and an arena, kept on each reading thread from one dump to the next (no
 // fresh allocation per file).
 struct SimdBuffers {
@@ -262,6 +409,7 @@ thread_local SimdBuffers t_simd;
 // (numbered among the objects), its other items kept in `rest`, as the SAX pass keeps them.
 bool read_entries(dom::array list, json& rest, JsonArena& arena, const DumpSax::EntrySink& on_entry) {
   EntrySlots slots;
+  SimdShape shape(slots, arena);
   size_t index = 0;
   for (dom::element item : list) {
     if (!item.is_object()) {
@@ -269,12 +417,18 @@ bool read_entries(dom::array list, json& rest, JsonArena& arena, const DumpSax::
       continue;
     }
     slots.clear();
+    shape.clear();
     for (dom::key_value_pair field : dom::object(item)) {
       const EntryKey k = entry_key(field.key);
       if (k == kEntryKeyCount) continue;
+      if (SimdShape::is_shape_key(k)) {
+        shape.keep(k, field.value);
+        continue;
+      }
       slots.node[k] = arena.add(field.value);
       slots.present[k] = true;
     }
+    shape.print_or_make();
     if (arena.overflowed()) return false;
     slots.arena = &arena.view();
     on_entry(index++, slots);

@@ -255,6 +255,20 @@ FrShapeId pickle_shape_of(const EntrySlots& e, DumpReader& rd) {
   return id;
 }
 
+// A simdjson entry's shape by the print the reader made of its slots (DeferredShape):
+// their nodes are made, and the shape read from them, only for a print new to the dump.
+FrShapeId deferred_shape_of(const EntrySlots& e, DumpReader& rd) {
+  const std::span<const uint64_t> print = e.deferred->print;
+  const size_t hash = print_hash(print);
+  PrintTable<FrShapeId>& known = rd.nodes.shapes_by_parse_print;
+  if (const FrShapeId* id = known.find(print, hash)) return *id;
+  if (known.size() > 65536) known.clear();  // a bound for dumps whose every entry differs
+  e.deferred->make();
+  const FrShapeId id = pickle_shape_of(e, rd);
+  known.insert(print, hash, id);
+  return id;
+}
+
 // Appends to `out` a print of pickle value `v` that tells its content exactly: strings
 // by symbol, numbers by type and bits, containers by kind, size and items (a dict's
 // keys too). False for a value not printed so (bytes, or nested past `depth`).
@@ -364,7 +378,7 @@ FrEntry parse_entry(const EntrySlots& e, DumpReader& rd, size_t index) {
   const SlotValue dur = e.find(kKeyDuration);
   if (dur && dur.is_number()) out.set_duration_ms(dur.get_double());
   thread_local ShapeCache json_shapes;  // the SAX pass's values are gone after the entry: copies, kept per thread
-  facts.shape = e.arena ? pickle_shape_of(e, rd) : shape_of(e, json_shapes, false);
+  facts.shape = e.deferred ? deferred_shape_of(e, rd) : e.arena ? pickle_shape_of(e, rd) : shape_of(e, json_shapes, false);
   facts.state = slot_sym(e, kKeyState, rd);
   out.retired = slot_bool(e, kKeyRetired);
   group.timeout_ms = field_int(kKeyTimeoutMs, 0);

@@ -44,6 +44,7 @@ bool same_tree(const json& a, const json& b) {
 json read_with(const std::string& text, bool fast, bool* read = nullptr) {
   json events = json::array();
   auto on_entry = [&](size_t i, const EntrySlots& s) {
+    if (s.deferred) s.deferred->make();  // the shape slots as nodes, as the record reader asks for a new print
     json e = json::object();
     for (size_t k = 0; k < kEntryKeyCount; ++k)
       if (s.present[k]) e[std::string(kEntryKeyNames[k])] = s.find(static_cast<EntryKey>(k)).to_json();
@@ -233,6 +234,70 @@ TEST(DumpSimd, ADumpPastTheValueBoundIsLeftToTheSaxPass) {
   Result<FrDump> dump = parse_fr_dump(text, "rank_0.json", 0);
   ASSERT_TRUE(dump.ok()) << dump.errors().front().message;
   EXPECT_EQ(dump->entries.size(), 2u);
+}
+
+// An entry's shape slots are left as a print (DeferredShape) where they are lists,
+// strings and numbers: equal values give equal prints, and values that dump to other
+// JSON texts (4, 4.0, "4", -4, 2^64-1; [[4]] and [4]; null, [] and an absent slot)
+// other prints. An object, or a print past its room, is made as nodes at once.
+TEST(DumpSimd, ShapeSlotsArePrintedUnlessAnObjectOrLong) {
+  const std::vector<std::string> sizes = {"[[4]]", "[[4.0]]", "[[\"4\"]]", "[[-4]]", "[[18446744073709551615]]",
+                                          "[4]",   "null",    "[]",         "[[true]]", "[[4, 8]]"};
+  std::string text = R"({"entries":[)";
+  for (size_t i = 0; i < 2 * sizes.size(); ++i)
+    text += (i ? "," : "") + std::string(R"({"record_id":)") + std::to_string(i) +
+            R"(,"input_dtypes":["Float"],"input_sizes":)" + sizes[i % sizes.size()] + "}";
+  text += R"(,{"record_id":90},{"input_sizes":[[4]],"input_dtypes":{"a":1}})";
+  std::string long_list = "[[";
+  for (int d = 0; d < 300; ++d) long_list += (d ? "," : "") + std::to_string(d);
+  text += R"(,{"input_sizes":)" + long_list + "]]}]}";
+  std::vector<std::vector<uint64_t>> prints;
+  std::vector<bool> deferred;
+  ASSERT_TRUE(read_dump_simd(
+      text,
+      [&](size_t, const EntrySlots& s) {
+        deferred.push_back(s.deferred != nullptr);
+        prints.emplace_back();
+        if (s.deferred) prints.back().assign(s.deferred->print.begin(), s.deferred->print.end());
+      },
+      [] {}));
+  const size_t n = sizes.size();
+  ASSERT_EQ(prints.size(), 2 * n + 3);
+  for (size_t i = 0; i < n; ++i) {
+    EXPECT_TRUE(deferred[i] && deferred[n + i]) << sizes[i];
+    EXPECT_EQ(prints[i], prints[n + i]) << sizes[i];  // the same values again: the same print
+    for (size_t j = 0; j < i; ++j) EXPECT_NE(prints[i], prints[j]) << sizes[i] << " and " << sizes[j];
+  }
+  EXPECT_TRUE(deferred[2 * n]);  // no shape slot at all: a print of four absent slots
+  EXPECT_NE(prints[2 * n], prints[0]);
+  EXPECT_FALSE(deferred[2 * n + 1]);  // an object
+  EXPECT_FALSE(deferred[2 * n + 2]);  // 300 dimensions: past the print's 256 words
+  expect_same(text);                  // every slot, made, reads as the SAX pass reads it
+}
+
+// The record reader reads a printed shape's texts off nodes made for the first entry
+// with that print: each entry's shape is its own values' JSON text, as nlohmann dumps
+// them, and its element count, however the entries before it were shaped.
+TEST(DumpSimd, PrintedShapesReadAsTheirOwnValues) {
+  const std::vector<std::string> sizes = {"[[4]]", "[[4.0]]", "[[\"4\"]]", "[[-4]]",  "[4]", "null",
+                                          "[[4, 8]]", "[[4],[8]]", "[[8, 4]]", "[[1e3]]", "[]"};
+  const std::vector<int64_t> numel = {4, 0, 4, 0, 0, 0, 32, 12, 32, 0, 0};
+  std::string text = R"({"version":"2.10","entries":[)";
+  for (size_t i = 0; i < 3 * sizes.size(); ++i)
+    text += (i ? "," : "") + std::string(R"({"pg_id":0,"collective_seq_id":)") + std::to_string(i) +
+            R"(,"input_sizes":)" + sizes[(i * 7) % sizes.size()] + R"(,"output_dtypes":["BFloat16"]})";
+  text += "]}";
+  Result<FrDump> d = parse_fr_dump(text, "rank_0.json", 0);
+  ASSERT_TRUE(d.ok()) << d.errors().front().message;
+  ASSERT_EQ(d->entries.size(), 3 * sizes.size());
+  for (size_t i = 0; i < d->entries.size(); ++i) {
+    const size_t k = (i * 7) % sizes.size();
+    SCOPED_TRACE(sizes[k]);
+    EXPECT_EQ(d->entries[i].input_sizes().str(), json::parse(sizes[k]).dump());
+    EXPECT_EQ(d->entries[i].input_numel(), numel[k]);
+    EXPECT_EQ(d->entries[i].output_dtypes().str(), "[\"BFloat16\"]");
+    EXPECT_EQ(d->entries[i].output_sizes().str(), "[]");
+  }
 }
 
 }  // namespace
