@@ -84,6 +84,18 @@ inline EntryKey entry_key(std::string_view key) {
   return k != kEntryKeyCount && same_text(kEntryKeyNames[k], key) ? k : kEntryKeyCount;
 }
 
+// Where a print of values is written (a shape's: DeferredShape, and the record reader's
+// of a pickle's nodes), with room for `end - at` more words: put() is false once full.
+struct PrintWords {
+  uint64_t* at;
+  uint64_t* end;
+  bool put(uint64_t word) {
+    if (at == end) return false;
+    *at++ = word;
+    return true;
+  }
+};
+
 // An entry's four shape slots (input_sizes, output_sizes, input_dtypes, output_dtypes)
 // as the simdjson reader (dump_simd.h) leaves them: not yet arena nodes, but a print of
 // their content (equal prints, equal values: types, numbers by their bits, strings by

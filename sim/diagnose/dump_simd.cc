@@ -67,17 +67,6 @@ bool has_negative_zero(std::string_view text) {
   return false;
 }
 
-// Where a print (DeferredShape) is written, with room for `end - at` more words.
-struct PrintOut {
-  uint64_t* at;
-  uint64_t* end;
-  bool put(uint64_t word) {
-    if (at == end) return false;
-    *at++ = word;
-    return true;
-  }
-};
-
 // One dump's entry values as nodes (pickle_node.h), kept for the whole read of the dump:
 // the record reader's caches name values by node, as a pickle's. Strings are views into
 // the parser's string buffer, which lives as long (the parser is not reused meanwhile).
@@ -109,7 +98,7 @@ class JsonArena {
   // add() would make, less the strings (a long one is a node either way; a short one is
   // in the print, and a node only once its slot is made). False for an object, a print
   // past out's room, or a value past the bound (overflowed() then says so).
-  bool print(dom::element e, PrintOut& out);
+  bool print(dom::element e, PrintWords& out);
   // The values printed and not (yet) made as nodes: set back when they are made, or
   // when a print stops short and its values are made instead.
   size_t printed() const { return printed_; }
@@ -139,7 +128,7 @@ class JsonArena {
   uint32_t string_node(std::string_view text);
   uint32_t add_container(dom::element e, dom::element_type type);
   uint32_t add_scalar(dom::element e, dom::element_type type);
-  bool print_leaf(dom::element e, dom::element_type type, PrintOut& out);
+  bool print_leaf(dom::element e, dom::element_type type, PrintWords& out);
   size_t values() const { return nodes_.size() + printed_; }
 
   struct StringSlot {
@@ -292,7 +281,7 @@ constexpr uint64_t print_word(PrintTag tag, uint64_t low = 0) { return uint64_t{
 // its node (one per distinct text, up to a bound: equal nodes, equal texts), an integer
 // as nlohmann types it (an int64 below 0 signed, any other unsigned: the same bits, the
 // same text) and its bits, a float by its bits; false for an object.
-inline bool JsonArena::print_leaf(dom::element e, dom::element_type type, PrintOut& out) {
+inline bool JsonArena::print_leaf(dom::element e, dom::element_type type, PrintWords& out) {
   switch (type) {
     case dom::element_type::STRING: {
       const std::string_view text = e.get_string().value_unsafe();
@@ -325,7 +314,7 @@ inline bool JsonArena::print_leaf(dom::element e, dom::element_type type, PrintO
 }
 
 // A list by its count and its items (the count as add_container reads it).
-bool JsonArena::print(dom::element e, PrintOut& out) {
+bool JsonArena::print(dom::element e, PrintWords& out) {
   const dom::element_type type = e.type();
   if (type != dom::element_type::ARRAY) return print_leaf(e, type, out);
   const dom::array list = e.get_array().value_unsafe();
@@ -362,7 +351,7 @@ class SimdShape final : public DeferredShape {
   // slots made as nodes (a value not printed), or nothing more (past the bound).
   void print_or_make() {
     const size_t before = arena_.printed();
-    PrintOut out{words_.data(), words_.data() + words_.size()};
+    PrintWords out{words_.data(), words_.data() + words_.size()};
     for (size_t i = 0; i < kShapeKeys; ++i) {
       if (kept_[i] ? arena_.print(value_[i], out) : out.put(0)) continue;
       arena_.set_printed(before);

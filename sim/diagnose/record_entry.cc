@@ -196,22 +196,11 @@ FrShapeId shape_of(const EntrySlots& e, ShapeCache& cache, bool by_view) {
   return id;
 }
 
-// Where a shape print is written (print_shape_node): false once it is full.
-struct Words {
-  uint64_t* at;
-  uint64_t* end;
-  bool put(uint64_t w) {
-    if (at == end) return false;
-    *at++ = w;
-    return true;
-  }
-};
-
 // Writes a print of pickle node `id` that tells the JSON it dumps to: a word of type
 // and size, then an integer's or float's bits, a string's symbol (kept by node: the
 // pickler memoizes strings), a list's items. False for a dict, bytes, or a print past
 // `out`'s room (shape_of then hashes and compares).
-bool print_shape_node(const pickle_detail::PickleArena& arena, uint32_t id, DumpReader& rd, Words& out) {
+bool print_shape_node(const pickle_detail::PickleArena& arena, uint32_t id, DumpReader& rd, PrintWords& out) {
   using pickle_detail::Kind;
   using pickle_detail::Scalar;
   const pickle_detail::Node& n = arena.node(id);
@@ -240,7 +229,7 @@ bool print_shape_node(const pickle_detail::PickleArena& arena, uint32_t id, Dump
 FrShapeId pickle_shape_of(const EntrySlots& e, DumpReader& rd) {
   constexpr std::array<EntryKey, 4> kKeys = {kKeyInputSizes, kKeyOutputSizes, kKeyInputDtypes, kKeyOutputDtypes};
   std::array<uint64_t, 256>& buf = rd.nodes.shape_print;
-  Words out{buf.data(), buf.data() + buf.size()};
+  PrintWords out{buf.data(), buf.data() + buf.size()};
   for (EntryKey k : kKeys) {
     const SlotValue v = e.find(k);
     if (!(v ? print_shape_node(*v.arena(), v.node_id(), rd, out) : out.put(0))) return shape_of(e, rd.nodes.shapes, true);
