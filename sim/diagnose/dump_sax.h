@@ -25,6 +25,11 @@ enum EntryKey : uint8_t {
   kKeyTimeCreated, kKeyTimeStarted, kKeyTimeCompleted, kKeyDuration, kKeyInputSizes, kKeyOutputSizes,
   kKeyInputDtypes, kKeyOutputDtypes, kKeyState, kKeyRetired, kKeyTimeoutMs, kKeyFrames, kEntryKeyCount
 };
+// The four slots of an entry's shape, in the order their prints and texts are made.
+inline constexpr std::array<EntryKey, 4> kShapeKeys = {kKeyInputSizes, kKeyOutputSizes, kKeyInputDtypes,
+                                                       kKeyOutputDtypes};
+static_assert(kKeyOutputDtypes - kKeyInputSizes == 3, "the shape keys are consecutive (is_shape_key)");
+inline constexpr bool is_shape_key(EntryKey k) { return k >= kKeyInputSizes && k <= kKeyOutputDtypes; }
 inline constexpr std::array<std::string_view, kEntryKeyCount> kEntryKeyNames = {
     "record_id", "pg_id", "process_group", "collective_seq_id", "p2p_seq_id", "is_p2p", "profiling_name",
     "time_created_ns", "time_discovered_started_ns", "time_discovered_completed_ns", "duration_ms",
@@ -94,6 +99,8 @@ struct PrintWords {
     *at++ = word;
     return true;
   }
+  // A word of a print: a tag in the top byte, a value below 2^56 under it.
+  static constexpr uint64_t tagged(uint64_t tag, uint64_t low = 0) { return tag << 56 | low; }
 };
 
 // An entry's four shape slots (input_sizes, output_sizes, input_dtypes, output_dtypes)

@@ -275,13 +275,14 @@ inline uint32_t JsonArena::add_scalar(dom::element e, dom::element_type type) {
 enum PrintTag : uint64_t {
   kPrintList = 1, kPrintNull, kPrintBool, kPrintNegative, kPrintNonNegative, kPrintFloat, kPrintString, kPrintShortString
 };
-constexpr uint64_t print_word(PrintTag tag, uint64_t low = 0) { return uint64_t{tag} << 56 | low; }
+constexpr uint64_t print_word(PrintTag tag, uint64_t low = 0) { return PrintWords::tagged(tag, low); }
 
 // A value other than a list: a string of up to 16 bytes by its bytes, a longer one by
 // its node (one per distinct text, up to a bound: equal nodes, equal texts), an integer
 // as nlohmann types it (an int64 below 0 signed, any other unsigned: the same bits, the
 // same text) and its bits, a float by its bits; false for an object.
 inline bool JsonArena::print_leaf(dom::element e, dom::element_type type, PrintWords& out) {
+  if (type != dom::element_type::STRING) ++printed_;  // a string is counted as a node (string_node) or not at all
   switch (type) {
     case dom::element_type::STRING: {
       const std::string_view text = e.get_string().value_unsafe();
@@ -292,21 +293,15 @@ inline bool JsonArena::print_leaf(dom::element e, dom::element_type type, PrintW
     }
     case dom::element_type::INT64: {
       const int64_t v = e.get_int64().value_unsafe();
-      ++printed_;
       return out.put(print_word(v < 0 ? kPrintNegative : kPrintNonNegative)) && out.put(static_cast<uint64_t>(v));
     }
     case dom::element_type::UINT64:
-      ++printed_;
       return out.put(print_word(kPrintNonNegative)) && out.put(e.get_uint64().value_unsafe());
     case dom::element_type::DOUBLE:
-      ++printed_;
       return out.put(print_word(kPrintFloat)) && out.put(std::bit_cast<uint64_t>(e.get_double().value_unsafe()));
     case dom::element_type::BOOL:
-      ++printed_;
       return out.put(print_word(kPrintBool, e.get_bool().value_unsafe() ? 1 : 0));
-    case dom::element_type::NULL_VALUE:
-      ++printed_;
-      return out.put(print_word(kPrintNull));
+    case dom::element_type::NULL_VALUE: return out.put(print_word(kPrintNull));
     case dom::element_type::ARRAY:
     case dom::element_type::OBJECT: return false;
   }
@@ -337,7 +332,6 @@ class SimdShape final : public DeferredShape {
  public:
   SimdShape(EntrySlots& slots, JsonArena& arena) : slots_(slots), arena_(arena) {}
 
-  static bool is_shape_key(EntryKey k) { return k >= kKeyInputSizes && k <= kKeyOutputDtypes; }
   void clear() { kept_ = {}; }
   // The value of shape key `k`; a repeated key's earlier value is made as nodes and
   // left, as the reader makes every value it meets (the last one wins).
@@ -352,7 +346,7 @@ class SimdShape final : public DeferredShape {
   void print_or_make() {
     const size_t before = arena_.printed();
     PrintWords out{words_.data(), words_.data() + words_.size()};
-    for (size_t i = 0; i < kShapeKeys; ++i) {
+    for (size_t i = 0; i < kShapeKeys.size(); ++i) {
       if (kept_[i] ? arena_.print(value_[i], out) : out.put(0)) continue;
       arena_.set_printed(before);
       printed_ = 0;
@@ -365,9 +359,9 @@ class SimdShape final : public DeferredShape {
   }
   void make() const override {
     arena_.set_printed(arena_.printed() - printed_);
-    for (size_t i = 0; i < kShapeKeys; ++i) {
+    for (size_t i = 0; i < kShapeKeys.size(); ++i) {
       if (!kept_[i]) continue;
-      const EntryKey k = static_cast<EntryKey>(kKeyInputSizes + i);
+      const EntryKey k = kShapeKeys[i];
       slots_.node[k] = arena_.add(value_[i]);
       slots_.present[k] = true;
     }
@@ -376,11 +370,10 @@ class SimdShape final : public DeferredShape {
   }
 
  private:
-  static constexpr size_t kShapeKeys = kKeyOutputDtypes - kKeyInputSizes + 1;
   EntrySlots& slots_;
   JsonArena& arena_;
-  std::array<dom::element, kShapeKeys> value_;
-  std::array<bool, kShapeKeys> kept_{};
+  std::array<dom::element, kShapeKeys.size()> value_;
+  std::array<bool, kShapeKeys.size()> kept_{};
   size_t printed_ = 0;
   std::array<uint64_t, 256> words_;
 };
@@ -410,7 +403,7 @@ bool read_entries(dom::array list, json& rest, JsonArena& arena, const DumpSax::
     for (dom::key_value_pair field : dom::object(item)) {
       const EntryKey k = entry_key(field.key);
       if (k == kEntryKeyCount) continue;
-      if (SimdShape::is_shape_key(k)) {
+      if (is_shape_key(k)) {
         shape.keep(k, field.value);
         continue;
       }

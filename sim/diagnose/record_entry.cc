@@ -169,16 +169,15 @@ Sym slot_text(const EntrySlots& e, EntryKey k) {
 // the text is the same either way. The SAX pass's JSON values are copied into the
 // cache; arena nodes (`by_view`) outlive the dump's read and are kept as views.
 FrShapeId shape_of(const EntrySlots& e, ShapeCache& cache, bool by_view) {
-  constexpr std::array<EntryKey, 4> kKeys = {kKeyInputSizes, kKeyOutputSizes, kKeyInputDtypes, kKeyOutputDtypes};
   std::array<SlotValue, 4> slots;
   size_t h = 0;
-  for (size_t i = 0; i < kKeys.size(); ++i) {
-    slots[i] = e.find(kKeys[i]);
+  for (size_t i = 0; i < kShapeKeys.size(); ++i) {
+    slots[i] = e.find(kShapeKeys[i]);
     h = hash_value(slots[i], h);
   }
   for (const ShapeCache::Cached& c : cache.buckets[h]) {
     bool same = true;
-    for (size_t i = 0; same && i < kKeys.size(); ++i) same = same_value(c.view[i], slots[i]);
+    for (size_t i = 0; same && i < kShapeKeys.size(); ++i) same = same_value(c.view[i], slots[i]);
     if (same) return c.id;
   }
   FrShape shape{slot_text(e, kKeyInputSizes), slot_text(e, kKeyOutputSizes), slot_text(e, kKeyInputDtypes),
@@ -189,7 +188,7 @@ FrShapeId shape_of(const EntrySlots& e, ShapeCache& cache, bool by_view) {
   ShapeCache::Cached fresh{nullptr, slots, id};
   if (!by_view) {
     fresh.owned = std::make_unique<std::array<json, 4>>();
-    for (size_t i = 0; i < kKeys.size(); ++i)
+    for (size_t i = 0; i < kShapeKeys.size(); ++i)
       if (slots[i]) fresh.view[i] = SlotValue(&((*fresh.owned)[i] = slots[i].to_json()));
   }
   cache.buckets[h].push_back(std::move(fresh));
@@ -204,21 +203,20 @@ bool print_shape_node(const pickle_detail::PickleArena& arena, uint32_t id, Dump
   using pickle_detail::Kind;
   using pickle_detail::Scalar;
   const pickle_detail::Node& n = arena.node(id);
-  auto word = [](uint64_t tag, uint64_t low) { return tag << 56 | low; };  // low < 2^56
   if (n.kind == Kind::kDict) return false;
   if (n.kind != Kind::kScalar) {  // a list, tuple or set dumps as a JSON list
-    if (!out.put(word(1, n.count))) return false;
+    if (!out.put(PrintWords::tagged(1, n.count))) return false;
     for (uint32_t item : arena.items_of(n))
       if (!print_shape_node(arena, item, rd, out)) return false;
     return true;
   }
   switch (n.type) {
-    case Scalar::kNull: return out.put(word(2, 0));
-    case Scalar::kBool: return out.put(word(3, n.flag));
+    case Scalar::kNull: return out.put(PrintWords::tagged(2, 0));
+    case Scalar::kBool: return out.put(PrintWords::tagged(3, n.flag));
     case Scalar::kInt:
     case Scalar::kUint:
-    case Scalar::kFloat: return out.put(word(4 + static_cast<uint64_t>(n.type), 0)) && out.put(n.num.u);
-    case Scalar::kString: return out.put(word(16, rd.sym(SlotValue(&arena, id)).id()));  // past the number tags
+    case Scalar::kFloat: return out.put(PrintWords::tagged(4 + static_cast<uint64_t>(n.type), 0)) && out.put(n.num.u);
+    case Scalar::kString: return out.put(PrintWords::tagged(16, rd.sym(SlotValue(&arena, id)).id()));  // past the number tags
     case Scalar::kBytes: return false;
   }
   return false;
@@ -227,10 +225,9 @@ bool print_shape_node(const pickle_detail::PickleArena& arena, uint32_t id, Dump
 // A pickle entry's shape by the print of its four slots (print_shape_node): one walk
 // of the nodes, hashed and compared as words; shape_of for what is not printed.
 FrShapeId pickle_shape_of(const EntrySlots& e, DumpReader& rd) {
-  constexpr std::array<EntryKey, 4> kKeys = {kKeyInputSizes, kKeyOutputSizes, kKeyInputDtypes, kKeyOutputDtypes};
   std::array<uint64_t, 256>& buf = rd.nodes.shape_print;
   PrintWords out{buf.data(), buf.data() + buf.size()};
-  for (EntryKey k : kKeys) {
+  for (EntryKey k : kShapeKeys) {
     const SlotValue v = e.find(k);
     if (!(v ? print_shape_node(*v.arena(), v.node_id(), rd, out) : out.put(0))) return shape_of(e, rd.nodes.shapes, true);
   }
