@@ -174,9 +174,13 @@ struct DumpReader {
   // As integer, the value's path made by `where` only when there is an error to name.
   template <class Where>
   int64_t integer_at(const SlotValue& v, int64_t fallback, const Where& where) {
-    if (const pickle_detail::Node* n = v.node();  // a pickle's int, the common case: its node read once
-        n && n->kind == pickle_detail::Kind::kScalar && n->type == pickle_detail::Scalar::kInt)
-      return n->num.i;
+    // A node's integer, the common case, read once: a pickle's int, or JSON's non-negative
+    // integer (typed unsigned, as nlohmann types it) below 2^63.
+    if (const pickle_detail::Node* n = v.node(); n && n->kind == pickle_detail::Kind::kScalar) {
+      if (n->type == pickle_detail::Scalar::kInt) return n->num.i;
+      if (n->type == pickle_detail::Scalar::kUint && n->num.u <= static_cast<uint64_t>(INT64_MAX))
+        return static_cast<int64_t>(n->num.u);
+    }
     if (v.is_null()) return fallback;
     if (v.is_number_unsigned()) {
       if (v.get_uint() <= static_cast<uint64_t>(INT64_MAX)) return static_cast<int64_t>(v.get_uint());

@@ -8,10 +8,10 @@ namespace fleetsim::diagnose {
 using nlohmann::json;
 
 void EntrySlots::clear() {
-  for (size_t i = 0; i < kEntryKeyCount; ++i) {
-    if (present[i] && !arena) value[i] = json();
-    present[i] = false;
-  }
+  if (!arena)  // the SAX pass's values (an arena's slots hold none)
+    for (size_t i = 0; i < kEntryKeyCount; ++i)
+      if (present[i]) value[i] = json();
+  present.fill(false);
   deferred = nullptr;
 }
 
