@@ -1,0 +1,107 @@
+// Fuzzes the two JSON dump readers against each other: where simdjson's read
+// (dump_simd.h) takes a dump, every entry it files (parse_entry, record_entry.cc) must
+// equal the entry the SAX pass (dump_sax.h) files from the same text, field by field
+// and fact by fact, and the two must leave the same root and the same error. The
+// simdjson read leaves an entry's shape as a print of the parse (DeferredShape), made
+// into nodes only for a print new to the dump, so this also checks that equal prints
+// are equal values. A difference aborts, which libFuzzer reports as a crash.
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/diagnose/dump_reader.h"
+#include "sim/diagnose/dump_sax.h"
+#include "sim/diagnose/dump_simd.h"
+#include "sim/diagnose/record.h"
+#include "tests/fuzz/fuzz_support.h"
+
+namespace {
+
+using nlohmann::json;
+using namespace fleetsim::diagnose;
+
+[[noreturn]] void differ(const char* what, size_t index = 0) {
+  std::fprintf(stderr, "json_readers: the simdjson read and the SAX pass differ: %s (entry %zu)\n", what, index);
+  std::abort();
+}
+
+// Equal trees, floats by their bits (nlohmann's == takes -0.0 for 0.0).
+bool same_tree(const json& a, const json& b) {
+  if (a.type() != b.type()) return false;
+  if (a.is_number_float()) return std::bit_cast<uint64_t>(a.get<double>()) == std::bit_cast<uint64_t>(b.get<double>());
+  if (a.is_array() || a.is_object()) {
+    if (a.size() != b.size()) return false;
+    for (auto ia = a.begin(), ib = b.begin(); ia != a.end(); ++ia, ++ib) {
+      if (a.is_object() && ia.key() != ib.key()) return false;
+      if (!same_tree(*ia, *ib)) return false;
+    }
+    return true;
+  }
+  return a == b;
+}
+
+struct Read {
+  std::optional<json> root;
+  std::vector<FrEntry> entries;
+  std::optional<fleetsim::Diagnostic> error;
+};
+
+void compare(const Read& fast, const Read& sax) {
+  if (fast.error.has_value() != sax.error.has_value()) differ("one reader found an error");
+  if (fast.error && fast.error->to_string() != sax.error->to_string()) differ("the errors' texts");
+  if (!same_tree(*fast.root, *sax.root)) differ("the roots");
+  if (fast.entries.size() != sax.entries.size()) differ("the entry counts");
+  for (size_t i = 0; i < fast.entries.size(); ++i) {
+    const FrEntry& a = fast.entries[i];
+    const FrEntry& b = sax.entries[i];
+    if (a.collective_seq_id != b.collective_seq_id || a.p2p_seq_id != b.p2p_seq_id) differ("sequence numbers", i);
+    if (a.time_created_ns != b.time_created_ns || a.time_discovered_started_ns != b.time_discovered_started_ns ||
+        a.time_discovered_completed_ns != b.time_discovered_completed_ns)
+      differ("times", i);
+    if (a.is_p2p != b.is_p2p || a.retired != b.retired) differ("flags", i);
+    const std::optional<double> da = a.duration_ms(), db = b.duration_ms();
+    if (da.has_value() != db.has_value() || (da && std::bit_cast<uint64_t>(*da) != std::bit_cast<uint64_t>(*db)))
+      differ("durations", i);
+    // Facts are interned by content: equal facts are one object.
+    if (&a.shape() != &b.shape()) differ("shapes", i);
+    if (&a.group() != &b.group()) differ("groups", i);
+    if (&a.call() != &b.call()) differ("calls", i);
+    if (&a.facts() != &b.facts()) differ("facts", i);
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string text = fleetsim::fuzz::input_text(data, size);
+  const std::string file = "rank_0.json";
+  auto filing = [](Read& out, record_detail::DumpReader& rd) {
+    return [&out, &rd](size_t i, const EntrySlots& e) { out.entries.push_back(record_detail::parse_entry(e, rd, i)); };
+  };
+  Read fast;
+  {
+    record_detail::DumpReader rd{&text, file, std::nullopt, {}};
+    fast.root = read_dump_simd(text, filing(fast, rd), [&] { fast.entries.clear(); });
+    if (!fast.root) return 0;  // left to the SAX pass: nothing to compare
+    fast.error = rd.error;
+  }
+  Read sax;
+  record_detail::DumpReader rd{&text, file, std::nullopt, {}};
+  DumpSax pass(filing(sax, rd), [&] { sax.entries.clear(); });
+  try {
+    json::sax_parse(text, &pass);
+  } catch (const json::exception&) {
+    differ("the SAX pass refused a text the simdjson read took");
+  }
+  sax.root = std::move(pass.root());
+  sax.error = rd.error;
+  compare(fast, sax);
+  return 0;
+}
