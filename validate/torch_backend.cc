@@ -35,10 +35,10 @@ std::string torch_backend_unavailable(const std::string& python) {
   return python + " cannot import torch" + (last.empty() ? "" : ": " + last);
 }
 
-std::vector<std::string> torchrun_argv(const std::string& python, int ranks, const std::string& script,
-                                       const std::vector<std::string>& script_args) {
-  std::vector<std::string> a = {python, "-m", "torch.distributed.run", "--standalone",
-                                "--nproc-per-node", std::to_string(ranks), script};
+std::vector<std::string> torchrun_argv(const std::string& python, int ranks, const std::string& log_dir,
+                                       const std::string& script, const std::vector<std::string>& script_args) {
+  std::vector<std::string> a = {python, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node",
+                                std::to_string(ranks), "--log-dir", log_dir, script};
   a.insert(a.end(), script_args.begin(), script_args.end());
   return a;
 }

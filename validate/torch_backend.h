@@ -16,9 +16,11 @@ namespace fleetsim::validate {
 std::string torch_backend_unavailable(const std::string& python);
 
 // The torchrun command line: `python -m torch.distributed.run --standalone
-// --nproc-per-node N script args...`.
-std::vector<std::string> torchrun_argv(const std::string& python, int ranks, const std::string& script,
-                                       const std::vector<std::string>& script_args);
+// --nproc-per-node N --log-dir LOG_DIR script args...`. torchrun keeps its per-rank
+// files (error files, redirected streams) under LOG_DIR; without one it makes a
+// torchelastic_* folder in the temporary directory and leaves it there.
+std::vector<std::string> torchrun_argv(const std::string& python, int ranks, const std::string& log_dir,
+                                       const std::string& script, const std::vector<std::string>& script_args);
 
 // The torch name of `rank`'s instance of group kind `g`: new_group numbers
 // groups in creation order (world "0", then every tp, dp and pp instance).

@@ -42,7 +42,7 @@ Result<validate::LaunchResult> run_torch_real(const Plan& plan, const std::strin
   validate::LaunchSpec ls;
   ls.ranks = plan.ranks;
   ls.argv = validate::torchrun_argv(
-      python, plan.ranks, fs::absolute(script_path).string(),
+      python, plan.ranks, fs::absolute(tmp + "/torchelastic").string(), fs::absolute(script_path).string(),
       {"--backend", "gloo", "--timeout", seconds_arg(k.timeout), "--dump-wait", seconds_arg(k.dump_wait),
        "--dump-dir", fs::absolute(real + "/torch").string(), "--events",
        fs::absolute(real + "/" + validate::kPartsDir).string()});

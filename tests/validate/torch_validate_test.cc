@@ -81,13 +81,22 @@ struct Both {
 // Runs the 4-rank scenario under validate --backend torch (3 s watchdog).
 Both validate(const std::string& scenario, const std::string& name) {
   const std::string out = out_dir(name);
+  // A temporary directory of the run's own, to see what the job leaves in it.
+  const fs::path tmp = fs::path(out).parent_path() / (name + "-tmpdir");
+  fs::create_directories(tmp);
   Both b;
-  auto r = fleetsim::test_support::run_command(kBin + " validate " + kSrc + "/scenarios/validate/" + scenario +
+  auto r = fleetsim::test_support::run_command("TMPDIR=" + tmp.string() + " " + kBin + " validate " + kSrc +
+                                               "/scenarios/validate/" + scenario +
                                                " --backend torch --python " + kPython + " --timeout 3s --grace 3s" +
                                                " --out " + out);
   b.text = r.out;
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(alive(out), 0) << "a process of the job outlived `fleetsim validate`";
+  // torchrun's per-rank files go to the run's folder (--log-dir), not to the temporary directory.
+  for (const auto& e : fs::directory_iterator(tmp))
+    EXPECT_NE(e.path().filename().string().rfind("torchelastic_", 0), 0u) << e.path() << " left behind";
+  EXPECT_TRUE(fs::is_directory(out + "/torchelastic")) << r.out;
+  fs::remove_all(tmp);
   if (r.exit_code != 0) return b;
   b.real = side(out + "/real");
   b.sim = side(out + "/sim");
