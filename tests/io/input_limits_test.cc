@@ -101,6 +101,7 @@ TEST(InputLimits, ReadFileCappedIntoLeavesTheSpareRoomAskedFor) {
     EXPECT_EQ(buf, want) << name;
     EXPECT_GE(buf.capacity(), buf.size() + 64) << name;
   }
+  fs::remove_all(d);
 }
 
 // One buffer read into again and again holds each file's bytes exactly, longer or

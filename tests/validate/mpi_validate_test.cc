@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/command.h"
+#include "tests/support/files.h"
 #include <signal.h>
 #include <unistd.h>
 
@@ -95,7 +96,7 @@ TEST(MpiValidate, Step40HangsForReal) {
   EXPECT_EQ(d->cause, fleetsim::diagnose::Cause::kExtraCollective);
   EXPECT_EQ(d->culprit_ranks, std::vector<int>{0});
   EXPECT_EQ(runners_alive(out), 0);
-  fs::remove_all(out);
+  fleetsim::test_support::remove_with_empty_parent(out);
 }
 
 // The founding case in its pure data-parallel form: rank 2's 4-byte metric
@@ -122,7 +123,7 @@ TEST(MpiValidate, PureDataParallelMetricHangsAtItsStep) {
   EXPECT_EQ(d->verdict, fleetsim::diagnose::Verdict::kHang);
   EXPECT_EQ(d->culprit_ranks, std::vector<int>{2});
   EXPECT_EQ(runners_alive(out), 0);
-  fs::remove_all(out);
+  fleetsim::test_support::remove_with_empty_parent(out);
 }
 
 // The fixed variant completes on real processes.
@@ -136,7 +137,7 @@ TEST(MpiValidate, FixedVariantCompletes) {
   EXPECT_EQ(s["steps_completed"], 42);
   EXPECT_EQ(s["real"]["mpirun_exit_code"], 0);
   EXPECT_TRUE(fs::exists(out + "/real/fr/comm_lib_trace_rank_3"));
-  fs::remove_all(out);
+  fleetsim::test_support::remove_with_empty_parent(out);
 }
 
 // A crash fault ends the job non-zero through mpirun, without waiting for a watchdog.
@@ -152,7 +153,7 @@ TEST(MpiValidate, CrashExitsNonZeroWithoutHanging) {
   EXPECT_EQ(s["real"]["killed_by_launcher"], false);
   EXPECT_FALSE(fs::exists(out + "/real/fr/comm_lib_trace_rank_1"));  // a dead process dumps nothing
   EXPECT_EQ(runners_alive(out), 0);
-  fs::remove_all(out);
+  fleetsim::test_support::remove_with_empty_parent(out);
 }
 
 // Killing the launcher in the middle of a hang leaves no rank process behind.
@@ -195,7 +196,7 @@ TEST(MpiCalibrate, WritesALoadableCalibration) {
   EXPECT_NE(c->find(fleetsim::OpKind::kBroadcast, 2), nullptr);
   EXPECT_TRUE(fs::exists(out + "/c.csv"));
   EXPECT_NE(text.find("fit        allreduce"), std::string::npos);
-  fs::remove_all(out);
+  fleetsim::test_support::remove_with_empty_parent(out);
 }
 
 // Bad input exits 2 with one error line and writes no output folder.

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/command.h"
+#include "tests/support/files.h"
 #include <unistd.h>
 
 #include <cstdio>
@@ -136,7 +137,7 @@ step:
   const auto j = nlohmann::json::parse(sj);
   EXPECT_EQ(j["executor"], "nccl");
   EXPECT_EQ(j["cost_model"], "real (NCCL on CUDA GPUs)");
-  fs::remove_all(dir);
+  fleetsim::test_support::remove_with_empty_parent(dir);
 }
 
 // True when this machine has no usable GPU (or the runner was not built).
