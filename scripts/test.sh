@@ -15,7 +15,19 @@ stage() {
 stage scripts/install-deps.sh
 stage scripts/venv.sh
 stage scripts/build.sh -DFLEETSIM_WERROR=ON
-stage ctest --test-dir build --output-on-failure -j"$(nproc)"
+# The tests run with a temporary directory of their own, which they must leave empty.
+run_tests() {
+  local tmp
+  tmp="$(mktemp -d "${TMPDIR:-/tmp}/fleetsim-ctest.XXXXXX")"
+  TMPDIR="$tmp" ctest --test-dir build --output-on-failure -j"$(nproc)"
+  if [ -n "$(ls -A "$tmp")" ]; then
+    echo "test.sh: error: the tests left these in their temporary directory $tmp:" >&2
+    ls -A "$tmp" | head -20 >&2
+    return 1
+  fi
+  rmdir "$tmp"
+}
+stage run_tests
 if [ "${CI:-}" = "true" ] || [ "${FLEETSIM_RELIABILITY:-0}" = "1" ]; then
   stage scripts/sanitize.sh
   stage scripts/fuzz.sh
