@@ -17,6 +17,7 @@
 #include "sim/diagnose/dump_simd.h"
 #include "sim/diagnose/record.h"
 #include "tests/support/files.h"
+#include "tests/support/same_json.h"
 
 namespace fleetsim::diagnose {
 namespace {
@@ -24,20 +25,7 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-// Equal as trees with the same value types all the way down (json's == calls 1 and 1u equal).
-bool same_tree(const json& a, const json& b) {
-  if (a.type() != b.type()) return false;
-  if (a.is_number_float()) return std::bit_cast<uint64_t>(a.get<double>()) == std::bit_cast<uint64_t>(b.get<double>());
-  if (a.is_array() || a.is_object()) {
-    if (a.size() != b.size()) return false;
-    for (auto ia = a.begin(), ib = b.begin(); ia != a.end(); ++ia, ++ib) {
-      if (a.is_object() && ia.key() != ib.key()) return false;
-      if (!same_tree(*ia, *ib)) return false;
-    }
-    return true;
-  }
-  return a == b;
-}
+using test_support::same_tree;
 
 // One reader's whole account of a file: its root, then each entry as an object of its
 // present slots (keyed by name) with its index, and the resets between.

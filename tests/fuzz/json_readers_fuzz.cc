@@ -21,6 +21,7 @@
 #include "sim/diagnose/dump_simd.h"
 #include "sim/diagnose/record.h"
 #include "tests/fuzz/fuzz_support.h"
+#include "tests/support/same_json.h"
 
 namespace {
 
@@ -32,20 +33,7 @@ using namespace fleetsim::diagnose;
   std::abort();
 }
 
-// Equal trees, floats by their bits (nlohmann's == takes -0.0 for 0.0).
-bool same_tree(const json& a, const json& b) {
-  if (a.type() != b.type()) return false;
-  if (a.is_number_float()) return std::bit_cast<uint64_t>(a.get<double>()) == std::bit_cast<uint64_t>(b.get<double>());
-  if (a.is_array() || a.is_object()) {
-    if (a.size() != b.size()) return false;
-    for (auto ia = a.begin(), ib = b.begin(); ia != a.end(); ++ia, ++ib) {
-      if (a.is_object() && ia.key() != ib.key()) return false;
-      if (!same_tree(*ia, *ib)) return false;
-    }
-    return true;
-  }
-  return a == b;
-}
+using fleetsim::test_support::same_tree;
 
 struct Read {
   std::optional<json> root;
