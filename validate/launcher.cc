@@ -95,7 +95,28 @@ uintmax_t tree_bytes(const std::string& dir, const std::string& suffix) {
   return total;
 }
 
-[[noreturn]] void exec_child(const std::vector<std::string>& argv, const std::string& log_file) {
+// The job's environment: this process's, with TMPDIR set to `tmp` (when there is one).
+std::vector<std::string> job_environment(const std::string& tmp) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e)
+    if (tmp.empty() || std::strncmp(*e, "TMPDIR=", 7) != 0) env.emplace_back(*e);
+  if (!tmp.empty()) env.push_back("TMPDIR=" + tmp);
+  return env;
+}
+
+// A fresh folder for the job's temporary files, in this process's temporary directory
+// ("" if none can be made: the job then uses that directory itself).
+std::string make_job_tmp() {
+  std::error_code ec;
+  const fs::path base = fs::temp_directory_path(ec);
+  if (ec) return "";
+  std::string templ = (base / "fleetsim-job.XXXXXX").string();
+  return ::mkdtemp(templ.data()) != nullptr ? templ : "";
+}
+
+// Runs argv (searched in PATH) with `env` as its environment, its output into log_file.
+[[noreturn]] void exec_child(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                             const std::string& log_file) {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // if the launcher dies, mpirun (and its ranks) go too
   if (!log_file.empty()) {
@@ -106,10 +127,12 @@ uintmax_t tree_bytes(const std::string& dir, const std::string& suffix) {
       ::close(fd);
     }
   }
-  std::vector<char*> c;
+  std::vector<char*> c, e;
   for (const std::string& s : argv) c.push_back(const_cast<char*>(s.c_str()));
   c.push_back(nullptr);
-  ::execvp(c[0], c.data());
+  for (const std::string& s : env) e.push_back(const_cast<char*>(s.c_str()));
+  e.push_back(nullptr);
+  ::execvpe(c[0], c.data(), e.data());
   std::fprintf(stderr, "error: cannot run %s\n", c[0]);
   ::_exit(127);
 }
@@ -131,10 +154,18 @@ std::optional<LaunchResult> launch(const LaunchSpec& spec) {
   const std::vector<std::string> argv = spec.argv.empty() ? mpirun_argv(spec) : spec.argv;
   for (const std::string& s : argv) res.command += (res.command.empty() ? "" : " ") + s;
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);  // orphaned ranks become our children, never init's
+  // The job's TMPDIR, removed once nothing of the job is left: mpirun keeps its session
+  // folder (ompi.HOST.UID) there and leaves it behind when it is killed.
+  const std::string job_tmp = make_job_tmp();
+  const std::vector<std::string> env = job_environment(job_tmp);  // made before the fork: the child only execs
   const auto start = std::chrono::steady_clock::now();
   const pid_t child = ::fork();
-  if (child < 0) return std::nullopt;
-  if (child == 0) exec_child(argv, spec.log_file);
+  if (child < 0) {
+    std::error_code ec;
+    if (!job_tmp.empty()) fs::remove_all(job_tmp, ec);
+    return std::nullopt;
+  }
+  if (child == 0) exec_child(argv, env, spec.log_file);
   ::setpgid(child, child);
   auto last_growth = start;
   uintmax_t last_bytes = 0;
@@ -164,6 +195,10 @@ std::optional<LaunchResult> launch(const LaunchSpec& spec) {
     for (int p : left) ::kill(p, SIGKILL);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     while (::waitpid(-1, nullptr, WNOHANG) > 0) {}
+  }
+  if (!job_tmp.empty()) {
+    std::error_code ec;
+    fs::remove_all(job_tmp, ec);
   }
   res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   res.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

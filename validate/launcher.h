@@ -50,7 +50,10 @@ std::string hostfile_unreadable(const std::string& path);
 // --bind-to none) when ranks exceed the cores, -np N.
 std::vector<std::string> mpirun_argv(const LaunchSpec& spec);
 
-// Runs the job to its end or deadline. Fails (nullopt) only if fork fails.
+// Runs the job to its end or deadline. Fails (nullopt) only if fork fails. The job
+// gets a temporary directory of its own (TMPDIR=<temp dir>/fleetsim-job.XXXXXX),
+// removed with whatever is in it once nothing of the job is left, so a killed job
+// leaves nothing in the temporary directory (mpirun's session folder among it).
 std::optional<LaunchResult> launch(const LaunchSpec& spec);
 
 // Pids of every live descendant of `pid` (from /proc).

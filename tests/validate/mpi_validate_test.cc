@@ -161,8 +161,11 @@ TEST(MpiValidate, NoOrphansWhenTheLauncherIsKilled) {
   if (!have_runner()) GTEST_SKIP() << "fleetsim-mpi-runner not built (no MPI)";
   const std::string out = out_dir("orphans");
   const std::string log = out + ".log";
-  fs::create_directories(fs::path(out).parent_path());
-  const std::string cmd = "exec " + validate_cmd("step40_hang_4ranks.yaml", out, "", "60s") + " >" + log + " 2>&1";
+  // A TMPDIR inside this test's folder: the launcher, killed, cannot remove the job's own.
+  const fs::path tmp = fs::path(out).parent_path() / "orphans-tmp";
+  fs::create_directories(tmp);
+  const std::string cmd = "exec env TMPDIR=" + tmp.string() + " " +
+                          validate_cmd("step40_hang_4ranks.yaml", out, "", "60s") + " >" + log + " 2>&1";
   const pid_t child = ::fork();
   if (child == 0) {
     ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
