@@ -14,6 +14,7 @@
 
 #include "sim/diagnose/diagnose.h"
 #include "tests/support/command.h"
+#include "tests/support/files.h"
 
 namespace fs = std::filesystem;
 
@@ -106,10 +107,7 @@ Both validate(const std::string& scenario, const std::string& name) {
 // Removes a test's folder unless it failed (then its torchrun.log is worth a look).
 void cleanup(const std::string& name) {
   if (::testing::Test::HasFailure()) return;
-  const fs::path out = out_dir(name);
-  fs::remove_all(out);
-  std::error_code ec;
-  fs::remove(out.parent_path(), ec);  // this test process's folder, once empty
+  fleetsim::test_support::remove_with_empty_parent(out_dir(name));  // and this test process's folder, once empty
 }
 
 #define SKIP_WITHOUT_TORCH() \
