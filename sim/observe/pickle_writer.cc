@@ -76,7 +76,7 @@ void PickleWriter::real(double v) {
 }
 
 void PickleWriter::string(std::string_view s) {
-  if (auto it = strings_.find(std::string(s)); it != strings_.end()) return get(it->second);
+  if (auto it = strings_.find(s); it != strings_.end()) return get(it->second);
   FLEETSIM_CHECK(s.size() <= std::numeric_limits<uint32_t>::max());
   op(kBinUnicode);
   le(s.size(), 4);

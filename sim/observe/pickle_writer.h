@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -46,7 +47,12 @@ class PickleWriter {
 
   std::string out_;
   uint32_t next_memo_ = 0;
-  std::unordered_map<std::string, uint32_t> strings_;  // memo slot of each string written
+  // Found by string_view, so a lookup makes no string (C++20 heterogeneous lookup).
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, uint32_t, Hash, std::equal_to<>> strings_;  // memo slot of each string written
   std::vector<size_t> tuples_;  // open tuples' sizes
 };
 
