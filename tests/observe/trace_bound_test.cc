@@ -22,7 +22,8 @@ namespace fs = std::filesystem;
 nlohmann::json run_trace(const std::string& sets, const fs::path& out) {
   fs::remove_all(out);
   const auto r = test_support::run_command(std::string(FLEETSIM_BINARY) + " run " + FLEETSIM_SOURCE_DIR +
-                                           "/scenarios/step400_hang.yaml --out " + out.string() + " " + sets);
+                                           "/scenarios/step400_hang.yaml --outputs summary,trace --out " + out.string() + " " +
+                                           sets);
   EXPECT_EQ(r.exit_code, 0) << r.out;
   return nlohmann::json::parse(test_support::slurp(out / "trace.json"));
 }

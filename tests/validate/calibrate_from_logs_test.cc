@@ -86,7 +86,9 @@ TEST(CalibrateFromLogs, TimesColumnChoice) {
 }
 
 TEST(CalibrateFromLogs, SeveralFilesDescribeTheWidestMachine) {
-  auto r = calibrate_from_nccl_tests(spec_for({"dgx-h100-1node-all_reduce.log", "h100-2node-a3mega-all_reduce.log"}));
+  LogCalibrateSpec s = spec_for({"dgx-h100-1node-all_reduce.log", "h100-2node-a3mega-all_reduce.log"});
+  s.leave_one_out = false;  // the machine is the point here; the test above checks the refits
+  auto r = calibrate_from_nccl_tests(s);
   ASSERT_TRUE(r.ok()) << r.errors()[0].to_string();
   EXPECT_EQ(r->tables.size(), 2u);
   EXPECT_EQ(r->fabric.nodes, 2);
