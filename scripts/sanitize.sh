@@ -36,9 +36,9 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 # code the smaller tests run, 2,048 times wider: the Release run checks their bounds.
 mpi="MpiValidate.*:MpiCalibrate.*:NcclBackend.RunnerReportsNoDeviceAndExits"
 at_scale="SummaryAtScale.*:ReportPage.BoundedAt16384Ranks"
-# The two drill tests that play every incident of the library through (about 150 s and 75 s
-# under ASan, 30% of the suite): the drill code they run is run under ASan by the other drill
-# tests and the scenario loop; the Release run plays every incident.
+# The two drill tests that play every incident of the library through (about 104 s and 50 s
+# under ASan, about a fifth of the suite with them): the drill code they run is run under ASan by
+# the other drill tests and the scenario loop; the Release run plays every incident.
 drills="DrillPath.EveryIncidentScoresFullAlongItsFastestPathCitingOnlyWhatWasPrinted:DrillEvidence.PagesNeverReadANonPositiveDrop"
 work="$(mktemp -d "${TMPDIR:-/tmp}/fleetsim-asan.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
