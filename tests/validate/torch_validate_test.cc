@@ -123,7 +123,11 @@ TEST(TorchValidate, FoundingCaseHangsAtStep40OnRank0) {
   EXPECT_EQ(b.sim.outcome, "hang") << b.text;
   EXPECT_EQ(b.real.hang_step, 40) << b.text;
   EXPECT_EQ(b.sim.hang_step, 40) << b.text;
-  EXPECT_EQ(b.real.first_timeout, 0) << b.text;
+  // Rank 0's wait starts one scaled forward pass (15 ms) before that of its tp partner, rank 1,
+  // which blocks on rank 0 in tp_activations at step 41; on a loaded machine rank 1's timer
+  // has been seen to expire first (ctest -j2, two real jobs at once). Either way the first
+  // timeout is a rank waiting on rank 0; ranks 2 and 3 start theirs a backward pass later.
+  EXPECT_TRUE(b.real.first_timeout == 0 || b.real.first_timeout == 1) << b.text;
   EXPECT_EQ(b.sim.first_timeout, 0) << b.text;
   // The real side's cause is not compared: whether a rank's watchdog takes its process
   // down before every peer has dumped is a race in the real job, and when it wins the
