@@ -59,9 +59,9 @@ struct Entry {
   std::vector<Frame> frames;  // when stack traces are on
   uint32_t record_id = 0;
   int pg_id = 0;
-  std::string pg_name;
+  std::string_view pg_name;  // the dump's, for the entry's group kind
   const char* pg_desc = "";
-  std::string thread_id;
+  std::string_view thread_id;  // the dump's
   uint32_t collective_seq_id = 0, p2p_seq_id = 0, op_id = 0;
   std::string profiling_name;
   int64_t time_created_ns = 0;
@@ -97,16 +97,18 @@ std::string profiling_name(const Plan& plan, const WorkRecord& w) {
   return prof;
 }
 
-Entry entry_of(const Plan& plan, const WorkRecord& w, uint32_t id, SimTime t) {
+// `pg_name` and `thread_id` are the dump's own (one rank's, so one group of each kind).
+Entry entry_of(const Plan& plan, const WorkRecord& w, uint32_t id, SimTime t, std::string_view pg_name,
+               std::string_view thread_id) {
   const FlightRecorderSettings& fr = plan.scenario.job.flight_recorder;
   const bool started = fr.timing() && w.started <= t, completed = w.completed <= t;
   Entry e;
   if (fr.stack_traces()) frames_of(plan, w, &e.frames);
   e.record_id = id;
   e.pg_id = static_cast<int>(w.group);
-  e.pg_name = plan.group_global_name(w.group, plan.group_instance(w.group, w.rank));
+  e.pg_name = pg_name;
   e.pg_desc = pg_desc(w.group);
-  e.thread_id = std::to_string(kThreadIdBase + 4096 * int64_t{w.rank});
+  e.thread_id = thread_id;
   e.collective_seq_id = w.collective_seq_id;
   e.p2p_seq_id = w.p2p_seq_id;
   e.op_id = w.op_id;
@@ -377,6 +379,8 @@ void FlightRecorder::on_fault(int rank, SimTime, const Fault& f) {
 std::string FlightRecorder::dump(int rank, SimTime t) const {
   const FlightRecorderSettings& fr = plan_.scenario.job.flight_recorder;
   std::vector<GroupView> groups;
+  std::string_view group_name[kGroupKinds];  // by kind, into groups (reserved: no reallocation)
+  groups.reserve(kGroupKinds);
   for (int g = 0; g < kGroupKinds; ++g) {
     const auto kind = static_cast<GroupKind>(g);
     if (!plan_.group_exists(kind)) continue;
@@ -387,21 +391,23 @@ std::string FlightRecorder::dump(int rank, SimTime t) const {
     groups.push_back(GroupView{std::to_string(g), plan_.group_global_name(kind, instance),
                                ranks_string(plan_, kind, instance), pg_desc(kind), last_enq_[i],
                                fr.timing() ? last_start_[i] : -1, last_done_[i]});
+    group_name[g] = groups.back().name;
   }
-  std::vector<const WorkRecord*> kept;
-  std::vector<uint32_t> ids;
+  const std::string thread_id = std::to_string(kThreadIdBase + 4096 * int64_t{rank});
+  std::vector<const Slot*> kept;
   const auto r = static_cast<size_t>(rank);
   const uint32_t n = count_[r];
   for (uint32_t id = n > cap_ ? n - static_cast<uint32_t>(cap_) : 0; id < n; ++id) {
-    const WorkRecord& w = ring_[r][id % cap_].w;
-    if (fr.only_active() && discovered(w.completed, t)) continue;  // its completion was seen
-    kept.push_back(&w);
-    ids.push_back(id);
+    const Slot& s = ring_[r][id % cap_];
+    if (fr.only_active() && discovered(s.w.completed, t)) continue;  // its completion was seen
+    kept.push_back(&s);
   }
   const auto entries = [&](auto& o) {
     o.key("entries");
     o.open_list();
-    for (size_t i = 0; i < kept.size(); ++i) write_entry(o, entry_of(plan_, *kept[i], ids[i], t), fr.stack_traces());
+    for (const Slot* s : kept)
+      write_entry(o, entry_of(plan_, s->w, s->id, t, group_name[static_cast<int>(s->w.group)], thread_id),
+                  fr.stack_traces());
     o.close_list();
   };
   if (fr.json()) {  // fleetsim adds `rank`; `entries` is left out when empty
