@@ -15,6 +15,7 @@
 #include <simdjson.h>
 
 #include "fleetsim/status.h"
+#include "sim/diagnose/json_nodes.h"
 
 namespace fleetsim::diagnose {
 
@@ -67,7 +68,7 @@ bool has_negative_zero(std::string_view text) {
   return false;
 }
 
-// One dump's entry values as nodes (pickle_node.h), kept for the whole read of the dump:
+// One dump's entry values as nodes (JsonNodes), kept for the whole read of the dump:
 // the record reader's caches name values by node, as a pickle's. Strings are views into
 // the parser's string buffer, which lives as long (the parser is not reused meanwhile).
 class JsonArena {
@@ -76,24 +77,18 @@ class JsonArena {
     max_values_ = max_values;
     overflowed_ = false;
     nodes_.clear();
-    items_.clear();
-    strings_.assign(strings_.size(), StringSlot{});
-    string_count_ = 0;
     printed_ = 0;
   }
   // Element `e` as a node and (a container) its subtree; its id. A string or a scalar
   // (most of an entry's values) is made here, inlined in the loops over fields and items.
   uint32_t add(dom::element e) {
     const dom::element_type type = e.type();
-    if (type == dom::element_type::STRING) return string_node(e.get_string().value_unsafe());
+    if (type == dom::element_type::STRING) return nodes_.string_node(e.get_string().value_unsafe());
     if (type == dom::element_type::ARRAY || type == dom::element_type::OBJECT) return add_container(e, type);
     return add_scalar(e, type);
   }
   // Gives the nodes' memory back (after an overflow: the SAX pass needs the room).
-  void release() {
-    std::vector<pickle_detail::Node>().swap(nodes_);
-    std::vector<uint32_t>().swap(items_);
-  }
+  void release() { nodes_.release(); }
   // Appends a print of `e` (DeferredShape) to `out`, counting its values as the nodes
   // add() would make, less the strings (a long one is a node either way; a short one is
   // in the print, and a node only once its slot is made). False for an object, a print
@@ -106,83 +101,20 @@ class JsonArena {
   // Whether the dump holds more values than the bound clear() set (its read then stops
   // making nodes), counting those printed as the nodes they stand for.
   bool overflowed() const { return overflowed_ || values() > max_values_; }
-  // The nodes so far, read in place; the same object all along (the vectors move as they
-  // grow: the pointers are set again after each entry).
-  const pickle_detail::PickleArena& view() {
-    view_.nodes = nodes_.data();
-    view_.items = items_.data();
-    return view_;
-  }
+  // The nodes so far, read in place (JsonNodes::view).
+  const pickle_detail::PickleArena& view() { return nodes_.view(); }
 
  private:
-  // Room for `count` items in the pool: a container's items sit together, its children's after.
-  uint32_t reserve_items(size_t count) {
-    const size_t first = items_.size();
-    items_.resize(first + count);
-    return static_cast<uint32_t>(first);
-  }
-
-  // A string's node: one per distinct text in the dump (up to kMaxStrings of them), as
-  // a pickle's memo shares its strings, so what the record reader keeps by node (a
-  // string's symbol) is found again for the next entry's equal string.
-  uint32_t string_node(std::string_view text);
   uint32_t add_container(dom::element e, dom::element_type type);
   uint32_t add_scalar(dom::element e, dom::element_type type);
   bool print_leaf(dom::element e, dom::element_type type, PrintWords& out);
   size_t values() const { return nodes_.size() + printed_; }
 
-  struct StringSlot {
-    std::string_view text;
-    uint32_t node = 0;
-    bool used = false;
-  };
-  static constexpr size_t kMaxStrings = 1 << 16;
   size_t max_values_ = kMaxJsonValues;
   bool overflowed_ = false;
-  std::vector<pickle_detail::Node> nodes_;
-  std::vector<uint32_t> items_;
-  std::vector<StringSlot> strings_;  // open addressing: a power of two of them, at most half used
-  size_t string_count_ = 0;
+  JsonNodes nodes_;
   size_t printed_ = 0;
-  pickle_detail::PickleArena view_;
 };
-
-// A short string's hash: its length and its first and last (up to) 8 bytes, mixed.
-uint64_t string_hash(std::string_view s) {
-  uint64_t head = 0, tail = 0;
-  std::memcpy(&head, s.data(), std::min<size_t>(s.size(), 8));
-  if (s.size() > 8) std::memcpy(&tail, s.data() + s.size() - 8, 8);  // overlapping the head where shorter than 16
-  const uint64_t h = (head ^ s.size() << 56) * 0x9e3779b97f4a7c15ULL ^ tail * 0xc2b2ae3d27d4eb4fULL;
-  return h ^ h >> 29;
-}
-
-uint32_t JsonArena::string_node(std::string_view text) {
-  auto fresh = [&] {
-    const uint32_t id = static_cast<uint32_t>(nodes_.size());
-    pickle_detail::Node& n = nodes_.emplace_back();
-    n.type = pickle_detail::Scalar::kString;
-    n.text = text;
-    return id;
-  };
-  if (string_count_ >= kMaxStrings) return fresh();  // a bound for dumps whose every string differs
-  if ((string_count_ + 1) * 2 > strings_.size()) {
-    std::vector<StringSlot> old(std::max<size_t>(1024, strings_.size() * 2));
-    old.swap(strings_);
-    for (const StringSlot& s : old) {
-      if (!s.used) continue;
-      size_t i = string_hash(s.text) & (strings_.size() - 1);
-      while (strings_[i].used) i = (i + 1) & (strings_.size() - 1);
-      strings_[i] = s;
-    }
-  }
-  size_t i = string_hash(text) & (strings_.size() - 1);
-  for (; strings_[i].used; i = (i + 1) & (strings_.size() - 1))
-    if (same_text(strings_[i].text, text)) return strings_[i].node;
-  const uint32_t id = fresh();
-  strings_[i] = StringSlot{text, id, true};
-  ++string_count_;
-  return id;
-}
 
 // A container's item count: simdjson's size saturates at 0xFFFFFF, and past it the items
 // are counted (out of line: the common case is one compare).
@@ -198,17 +130,16 @@ inline size_t count_of(Container c) {
   return n < 0xFFFFFF ? n : count_items(c);
 }
 
-// Each node is made in place in the vector (a node built aside and copied in stalls on
-// its partly written bytes), its fields set before the children move the vector. The
-// element's type is known, so its value is taken unchecked (value_unsafe).
+// The container's node is made first, its fields set before the children move the
+// vector. The element's type is known, so its value is taken unchecked (value_unsafe).
 uint32_t JsonArena::add_container(dom::element e, dom::element_type type) {
   using pickle_detail::Kind;
-  const uint32_t id = static_cast<uint32_t>(nodes_.size());
-  pickle_detail::Node& n = nodes_.emplace_back();
+  uint32_t id = 0;
+  pickle_detail::Node& n = nodes_.push(id);
   if (type == dom::element_type::ARRAY) {
     const dom::array list = e.get_array().value_unsafe();
     const uint32_t count = static_cast<uint32_t>(count_of(list));
-    uint32_t at = reserve_items(count);
+    uint32_t at = nodes_.reserve_items(count);
     n.kind = Kind::kList;
     n.first = at;
     n.count = n.room = count;
@@ -218,14 +149,14 @@ uint32_t JsonArena::add_container(dom::element e, dom::element_type type) {
         return id;
       }
       const uint32_t child = add(item);
-      items_[at++] = child;
+      nodes_.item(at++) = child;
     }
     return id;
   }
   // An object: key, value, key, value ... (the last of repeated keys wins)
   const dom::object fields = e.get_object().value_unsafe();
   const uint32_t count = static_cast<uint32_t>(2 * count_of(fields));
-  uint32_t at = reserve_items(count);
+  uint32_t at = nodes_.reserve_items(count);
   n.kind = Kind::kDict;
   n.first = at;
   n.count = n.room = count;
@@ -234,18 +165,18 @@ uint32_t JsonArena::add_container(dom::element e, dom::element_type type) {
       overflowed_ = true;
       return id;
     }
-    const uint32_t key = string_node(field.key);
-    items_[at++] = key;
+    const uint32_t key = nodes_.string_node(field.key);
+    nodes_.item(at++) = key;
     const uint32_t value = add(field.value);
-    items_[at++] = value;
+    nodes_.item(at++) = value;
   }
   return id;
 }
 
 inline uint32_t JsonArena::add_scalar(dom::element e, dom::element_type type) {
   using pickle_detail::Scalar;
-  const uint32_t id = static_cast<uint32_t>(nodes_.size());
-  pickle_detail::Node& n = nodes_.emplace_back();
+  uint32_t id = 0;
+  pickle_detail::Node& n = nodes_.push(id);
   switch (type) {
     case dom::element_type::INT64:  // nlohmann makes every non-negative integer unsigned
       n.num.i = e.get_int64().value_unsafe();
@@ -286,7 +217,7 @@ inline bool JsonArena::print_leaf(dom::element e, dom::element_type type, PrintW
   switch (type) {
     case dom::element_type::STRING: {
       const std::string_view text = e.get_string().value_unsafe();
-      if (text.size() > 16) return out.put(print_word(kPrintString, string_node(text)));
+      if (text.size() > 16) return out.put(print_word(kPrintString, nodes_.string_node(text)));
       uint64_t bytes[2] = {0, 0};
       std::memcpy(bytes, text.data(), text.size());
       return out.put(print_word(kPrintShortString, text.size())) && out.put(bytes[0]) && out.put(bytes[1]);
