@@ -51,11 +51,12 @@ json to_json(dom::element e) {
   return json();
 }
 
-// Whether the text may hold "-0" as a number (nlohmann: a signed 0; simdjson: an int64
-// 0, as for "0"): a "-0" not followed by more of a number, after a value's start
+}  // namespace
+
+// A "-0" not followed by more of a number, after a value's start
 // (':', '[', ',' or the text's start, whitespace between). Such a "-0" inside a string
 // counts too (the SAX pass then reads the file); PyTorch's "nccl:recv 1<-0" does not.
-bool has_negative_zero(std::string_view text) {
+bool json_has_negative_zero(std::string_view text) {
   for (size_t at = text.find("-0"); at != std::string_view::npos; at = text.find("-0", at + 2)) {
     const char next = at + 2 < text.size() ? text[at + 2] : ' ';
     if ((next >= '0' && next <= '9') || next == '.' || next == 'e' || next == 'E') continue;
@@ -67,6 +68,8 @@ bool has_negative_zero(std::string_view text) {
   }
   return false;
 }
+
+namespace {
 
 // One dump's entry values as nodes (JsonNodes), kept for the whole read of the dump:
 // the record reader's caches name values by node, as a pickle's. Strings are views into
@@ -353,7 +356,7 @@ bool read_entries(dom::array list, json& rest, JsonArena& arena, const DumpSax::
 
 std::optional<json> read_dump_simd(const std::string& text, const DumpSax::EntrySink& on_entry,
                                    const std::function<void()>& on_reset, size_t max_values) {
-  if (has_negative_zero(text)) return std::nullopt;
+  if (json_has_negative_zero(text)) return std::nullopt;
   SimdBuffers& b = t_simd;
   dom::element doc;
   // In place when `text` has the padding allocated (the read workers' buffers do), else a padded copy.

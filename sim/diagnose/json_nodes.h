@@ -1,7 +1,7 @@
 // A JSON dump's entry values as nodes of a pickle-style arena (pickle_node.h), read in
-// place by the record reader (slot_value.h): the store simdjson's read (dump_simd.cc)
-// fills. Strings are views into text that outlives the dump's read; each distinct text
-// is one node.
+// place by the record reader (slot_value.h): the store both JSON readers that make nodes
+// fill, simdjson's (dump_simd.cc) and the template reader's (dump_template.cc). Strings
+// are views into text that outlives the dump's read; each distinct text is one node.
 #pragma once
 
 #include <cstddef>

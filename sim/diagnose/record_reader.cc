@@ -1,5 +1,5 @@
-// Reads one flight-recorder dump, pickle (pickle_reader.h) or JSON (simdjson, else
-// nlohmann's SAX pass), into an FrDump. An entry's values (a pickle's or simdjson's arena
+// Reads one flight-recorder dump, pickle (pickle_reader.h) or JSON (the template
+// reader, else simdjson, else nlohmann's SAX pass), into an FrDump. An entry's values (a pickle's or simdjson's arena
 // nodes read in place, or the SAX pass's JSON values: slot_value.h) are read by one set of
 // rules (parse_entry, record_entry.cc) as soon as the entry is parsed. JSON errors are
 // located at FILE:LINE:COL, pickle ones by path.
@@ -15,6 +15,7 @@
 #include "sim/diagnose/dump_reader.h"
 #include "sim/diagnose/dump_sax.h"
 #include "sim/diagnose/dump_simd.h"
+#include "sim/diagnose/dump_template.h"
 #include "sim/diagnose/json_path.h"
 #include "sim/diagnose/pickle_reader.h"
 #include "sim/diagnose/record.h"
@@ -164,14 +165,23 @@ Result<FrDump> parse_fr_dump(const std::string& text, const std::string& file, i
     if (rd.error) return *rd.error;
     return read_fr_tree(*rest, nullptr, file, fallback_rank, entries);
   }
-  // simdjson first, else a SAX pass (dump_simd.h, dump_sax.h): each object of the
-  // top-level `entries` list is read into an FrEntry from its slots, never built as a tree.
+  // The template reader first, then simdjson, else a SAX pass (dump_template.h,
+  // dump_simd.h, dump_sax.h): each object of the top-level `entries` list is read into
+  // an FrEntry from its slots, never built as a tree.
   StagedEntries staged;
   std::vector<FrEntry>& entries = staged.get();
   const auto filing_with = [&](DumpReader& r) {
     return [&entries, &r](size_t i, const EntrySlots& e) { entries.push_back(parse_entry(e, r, i)); };
   };
   const auto on_reset = [&] { entries.clear(); };
+  {
+    DumpReader template_rd{&text, file, std::nullopt, {}};
+    if (std::optional<json> root = read_dump_template(text, filing_with(template_rd), on_reset)) {
+      if (template_rd.error) return *template_rd.error;
+      return read_fr_tree(*root, &text, file, fallback_rank, entries);
+    }
+  }
+  entries.clear();  // the template reader may have given up after some entries (dump_template.h)
   {
     DumpReader fast_rd{&text, file, std::nullopt, {}};
     if (std::optional<json> fast = read_dump_simd(text, filing_with(fast_rd), on_reset)) {

@@ -1,5 +1,5 @@
 // The simdjson dump reader (dump_simd.h) against the SAX pass (dump_sax.h) it stands in
-// for: the same entries' slots, numbered alike, and the same root tree, value types
+// for (and, where it takes a text, the template reader, dump_template.h, against both): the same entries' slots, numbered alike, and the same root tree, value types
 // included, on every JSON fixture and on hand-made edge cases; and the files it must
 // leave to the SAX pass (syntax errors, integers past 64 bits, "-0", a BOM) left to it,
 // so their diagnostics stay the SAX pass's.
@@ -17,6 +17,7 @@
 #include "sim/diagnose/dump_simd.h"
 #include "sim/diagnose/record.h"
 #include "tests/support/files.h"
+#include "tests/support/json_readers.h"
 #include "tests/support/same_json.h"
 
 namespace fleetsim::diagnose {
@@ -25,36 +26,13 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-using test_support::same_tree;
 
-// One reader's whole account of a file: its root, then each entry as an object of its
-// present slots (keyed by name) with its index, and the resets between.
+using test_support::expect_same;
+using test_support::JsonReader;
+
+// simdjson's read alone: whether it took `text` in `read`.
 json read_with(const std::string& text, bool fast, bool* read = nullptr) {
-  json events = json::array();
-  auto on_entry = [&](size_t i, const EntrySlots& s) {
-    if (s.deferred) s.deferred->make();  // the shape slots as nodes, as the record reader asks for a new print
-    json e = json::object();
-    for (size_t k = 0; k < kEntryKeyCount; ++k)
-      if (s.present[k]) e[std::string(kEntryKeyNames[k])] = s.find(static_cast<EntryKey>(k)).to_json();
-    events.push_back(json::array({i, std::move(e)}));
-  };
-  auto on_reset = [&] { events.push_back("reset"); };
-  if (fast) {
-    std::optional<json> root = read_dump_simd(text, on_entry, on_reset);
-    if (read) *read = root.has_value();
-    return root ? json::array({std::move(*root), std::move(events)}) : json();
-  }
-  DumpSax sax(on_entry, on_reset);
-  json::sax_parse(text, &sax);
-  return json::array({std::move(sax.root()), std::move(events)});
-}
-
-void expect_same(const std::string& text) {
-  bool read = false;
-  const json fast = read_with(text, true, &read);
-  ASSERT_TRUE(read) << "left to the SAX pass: " << text.substr(0, 200);
-  const json sax = read_with(text, false);
-  EXPECT_TRUE(same_tree(fast, sax)) << "fast: " << fast.dump().substr(0, 400) << "\nsax:  " << sax.dump().substr(0, 400);
+  return test_support::read_with(text, fast ? JsonReader::kSimd : JsonReader::kSax, read);
 }
 
 TEST(DumpSimd, EveryJsonFixtureReadsAsTheSaxPassReadsIt) {
