@@ -97,8 +97,8 @@ class TemplateReader {
         if (q) id = nodes_.string_node(text);
         return q;
       }
-      case '[': return list(p, id, depth + 1);
-      case '{': return object(p, id, depth + 1);
+      case '[': return container(p, id, depth + 1, Kind::kList);
+      case '{': return container(p, id, depth + 1, Kind::kDict);
       case 't': return literal(p, "true", id, Scalar::kBool, true);
       case 'f': return literal(p, "false", id, Scalar::kBool, false);
       case 'n': return literal(p, "null", id, Scalar::kNull, false);
@@ -210,58 +210,39 @@ class TemplateReader {
     n.count = n.room = static_cast<uint32_t>(count);
   }
 
-  const char* list(const char* p, uint32_t& id, int depth) {
+  // A list, or an object (key, value, key, value ... as the items; a repeated key's last
+  // value is read), at p ('[' or '{').
+  const char* container(const char* p, uint32_t& id, int depth, Kind kind) {
     if (depth > kMaxDepth) return nullptr;
+    const char closing = kind == Kind::kList ? ']' : '}';
     nodes_.push(id);
     const size_t base = children_.size();
     p = skip_space(p + 1);
-    if (p < end_ && *p == ']') {
-      close(id, Kind::kList, base);
+    if (p < end_ && *p == closing) {
+      close(id, kind, base);
       return p + 1;
     }
     for (;;) {
+      if (kind == Kind::kDict) {
+        std::string_view key;
+        if (p == end_ || *p != '"' || !(p = string(p, key))) return nullptr;
+        if (++values_ >= max_values_) return nullptr;
+        children_.push_back(nodes_.string_node(key));
+        p = skip_space(p);
+        if (p == end_ || *p != ':') return nullptr;
+        p = skip_space(p + 1);
+      }
       uint32_t child = 0;
       p = value(p, child, depth);
       if (!p) return nullptr;
       children_.push_back(child);
       p = skip_space(p);
       if (p == end_) return nullptr;
-      if (*p == ']') break;
+      if (*p == closing) break;
       if (*p != ',') return nullptr;
       p = skip_space(p + 1);
     }
-    close(id, Kind::kList, base);
-    return p + 1;
-  }
-
-  // An object: key, value, key, value ... as the items (a repeated key's last value is read).
-  const char* object(const char* p, uint32_t& id, int depth) {
-    if (depth > kMaxDepth) return nullptr;
-    nodes_.push(id);
-    const size_t base = children_.size();
-    p = skip_space(p + 1);
-    if (p < end_ && *p == '}') {
-      close(id, Kind::kDict, base);
-      return p + 1;
-    }
-    for (;;) {
-      std::string_view key;
-      if (p == end_ || *p != '"' || !(p = string(p, key))) return nullptr;
-      if (++values_ >= max_values_) return nullptr;
-      children_.push_back(nodes_.string_node(key));
-      p = skip_space(p);
-      if (p == end_ || *p != ':') return nullptr;
-      uint32_t child = 0;
-      p = value(skip_space(p + 1), child, depth);
-      if (!p) return nullptr;
-      children_.push_back(child);
-      p = skip_space(p);
-      if (p == end_) return nullptr;
-      if (*p == '}') break;
-      if (*p != ',') return nullptr;
-      p = skip_space(p + 1);
-    }
-    close(id, Kind::kDict, base);
+    close(id, kind, base);
     return p + 1;
   }
 

@@ -142,30 +142,6 @@ TEST(DumpTemplate, AValueMetAgainAtItsPlaceIsItsNodeAgain) {
   expect_same(text, true);
 }
 
-// The same bound on a dump's values as simdjson's read (a pickle's, 2^25, by default),
-// counted as simdjson's read would make them or more: past it the file is left to
-// simdjson's read, which then leaves it to the SAX pass.
-TEST(DumpTemplate, ADumpPastTheValueBoundIsLeftToTheNextReader) {
-  const std::string text =
-      R"({"version": "2.10", "entries": [{"record_id": 0, "input_sizes": [[1, 2]]},
-          {"record_id": 1, "input_sizes": [[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]]},
-          {"record_id": 1, "input_sizes": [[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]]}]})";
-  int entries = 0;
-  const auto on_entry = [&](size_t, const EntrySlots&) { ++entries; };
-  const auto on_reset = [] {};
-  EXPECT_TRUE(read_dump_template(text, on_entry, on_reset, 100).has_value());
-  EXPECT_EQ(entries, 3);
-  entries = 0;
-  EXPECT_FALSE(read_dump_template(text, on_entry, on_reset, 25).has_value());  // the third entry, met again, passes 25
-  EXPECT_EQ(entries, 2);
-  entries = 0;
-  EXPECT_FALSE(read_dump_template(text, on_entry, on_reset, 3).has_value());  // the first entry's list passes 3
-  EXPECT_EQ(entries, 0);
-  Result<FrDump> dump = parse_fr_dump(text, "rank_0.json", 0);
-  ASSERT_TRUE(dump.ok()) << dump.errors().front().message;
-  EXPECT_EQ(dump->entries.size(), 3u);
-}
-
 // A file the template reader gives up on after some entries is read afresh by the next
 // reader: the record holds each entry once, and a record-level error (a negative
 // sequence number) is the one the next reader finds.

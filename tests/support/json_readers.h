@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -42,6 +43,17 @@ inline nlohmann::json read_with(const std::string& text, JsonReader reader, bool
   json::sax_parse(text, &sax);
   if (read) *read = true;
   return json::array({std::move(sax.root()), std::move(events)});
+}
+
+// Whether `reader` (simdjson's or the template reader) takes `text` within a bound of
+// `max_values` values, and how many entries it handed out meanwhile.
+inline std::pair<bool, int> read_within(const std::string& text, JsonReader reader, size_t max_values) {
+  int entries = 0;
+  const auto on_entry = [&](size_t, const diagnose::EntrySlots&) { ++entries; };
+  const auto on_reset = [] {};
+  const bool taken = reader == JsonReader::kSimd ? diagnose::read_dump_simd(text, on_entry, on_reset, max_values).has_value()
+                                                 : diagnose::read_dump_template(text, on_entry, on_reset, max_values).has_value();
+  return {taken, entries};
 }
 
 // simdjson's read takes `text` and reads it as the SAX pass does; so does the template
