@@ -53,7 +53,7 @@ json to_json(dom::element e) {
 
 }  // namespace
 
-// A "-0" not followed by more of a number, after a value's start
+// Such a "-0" (dump_simd.h) is one not followed by more of a number, after a value's start
 // (':', '[', ',' or the text's start, whitespace between). Such a "-0" inside a string
 // counts too (the SAX pass then reads the file); PyTorch's "nccl:recv 1<-0" does not.
 bool json_has_negative_zero(std::string_view text) {

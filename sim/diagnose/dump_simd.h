@@ -27,6 +27,10 @@ inline constexpr size_t kJsonReadPadding = 64;
 // may make; past it the SAX pass reads the file.
 inline constexpr size_t kMaxJsonValues = PickleLimits{}.max_values;
 
+// Whether the text may hold "-0" as a number (nlohmann: a signed 0; simdjson: an int64
+// 0, as for "0"), so that the SAX pass must read it: see dump_simd.cc.
+bool json_has_negative_zero(std::string_view text);
+
 // The dump's root (the `entries` list holding only its non-object items, as the SAX
 // pass leaves it), with `on_entry` and `on_reset` called as DumpSax calls them (the
 // slots' arena and its strings live until this thread's next call); or
@@ -36,10 +40,6 @@ inline constexpr size_t kMaxJsonValues = PickleLimits{}.max_values;
 // the SAX pass must read the file (and word its errors). Also nullopt for a dump whose
 // entries hold more than `max_values` values: `on_entry` may then have run for its
 // first entries, so the SAX pass must start from a fresh reader.
-// Whether the text may hold "-0" as a number (nlohmann: a signed 0; simdjson: an int64
-// 0, as for "0"), so that the SAX pass must read it: see dump_simd.cc.
-bool json_has_negative_zero(std::string_view text);
-
 std::optional<nlohmann::json> read_dump_simd(const std::string& text, const DumpSax::EntrySink& on_entry,
                                              const std::function<void()>& on_reset,
                                              size_t max_values = kMaxJsonValues);

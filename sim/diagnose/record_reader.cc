@@ -1,8 +1,8 @@
-// Reads one flight-recorder dump, pickle (pickle_reader.h) or JSON (the template
-// reader, else simdjson, else nlohmann's SAX pass), into an FrDump. An entry's values (a pickle's or simdjson's arena
-// nodes read in place, or the SAX pass's JSON values: slot_value.h) are read by one set of
-// rules (parse_entry, record_entry.cc) as soon as the entry is parsed. JSON errors are
-// located at FILE:LINE:COL, pickle ones by path.
+// Reads one flight-recorder dump, pickle (pickle_reader.h) or JSON (the template reader,
+// else simdjson, else nlohmann's SAX pass), into an FrDump. An entry's values (a pickle's
+// or a JSON reader's arena nodes read in place, or the SAX pass's JSON values:
+// slot_value.h) are read by one set of rules (parse_entry, record_entry.cc) as soon as
+// the entry is parsed. JSON errors are located at FILE:LINE:COL, pickle ones by path.
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -174,22 +174,14 @@ Result<FrDump> parse_fr_dump(const std::string& text, const std::string& file, i
     return [&entries, &r](size_t i, const EntrySlots& e) { entries.push_back(parse_entry(e, r, i)); };
   };
   const auto on_reset = [&] { entries.clear(); };
-  {
-    DumpReader template_rd{&text, file, std::nullopt, {}};
-    if (std::optional<json> root = read_dump_template(text, filing_with(template_rd), on_reset)) {
-      if (template_rd.error) return *template_rd.error;
+  for (const auto read : {read_dump_template, read_dump_simd}) {
+    DumpReader fast_rd{&text, file, std::nullopt, {}};
+    if (std::optional<json> root = read(text, filing_with(fast_rd), on_reset, kMaxJsonValues)) {
+      if (fast_rd.error) return *fast_rd.error;
       return read_fr_tree(*root, &text, file, fallback_rank, entries);
     }
+    entries.clear();  // the reader may have given up after some entries (dump_template.h, dump_simd.h): start afresh
   }
-  entries.clear();  // the template reader may have given up after some entries (dump_template.h)
-  {
-    DumpReader fast_rd{&text, file, std::nullopt, {}};
-    if (std::optional<json> fast = read_dump_simd(text, filing_with(fast_rd), on_reset)) {
-      if (fast_rd.error) return *fast_rd.error;
-      return read_fr_tree(*fast, &text, file, fallback_rank, entries);
-    }
-  }
-  entries.clear();  // simdjson may have given up after some entries (dump_simd.h): start afresh
   DumpReader rd{&text, file, std::nullopt, {}};
   DumpSax sax(filing_with(rd), on_reset);
   Result<json> parsed = parse_json_with(text, file, [&] {
